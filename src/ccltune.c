@@ -1,0 +1,89 @@
+/*
+ * ccltune.c - entry point of the `ccltune` command: dispatches git-style subcommands.
+ *
+ * `ccltune SUBCOMMAND [FLAGS]` looks SUBCOMMAND up in the table below and hands it the
+ * remaining arguments.  `ccltune --help` lists the subcommands, `ccltune --version` prints
+ * the version.  The subcommands' own conventions (exit codes, error format) are in
+ * cct_cli.h.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cct_cli.h"
+#include "cct_config.h"
+
+static const cct_command commands[] = {
+    {"version", "print the version", NULL},
+};
+
+static void print_help(FILE *out)
+{
+    fprintf(out, "usage: ccltune [--version] [--help] COMMAND [ARGS]\n\n"
+                 "ccltune measures NCCL collectives on this machine and writes tuning tables\n"
+                 "that the ccltune tuner plugin (libnccl-tuner-ccltune.so) applies at run time.\n\n"
+                 "Commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\n'ccltune COMMAND --help' describes a command's flags.\n"
+                 "Built %s CUDA/NCCL (GPU measurement) and %s MPI.\n",
+            CCT_HAVE_CUDA ? "with" : "without", CCT_HAVE_MPI ? "with" : "without");
+}
+
+int cct_cli_fail(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ccltune %s: error: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return CCT_EXIT_FAIL;
+}
+
+int cct_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "ccltune %s: error: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\nTry 'ccltune %s --help'.\n", cmd);
+    va_end(ap);
+    return CCT_EXIT_USAGE;
+}
+
+cct_status cct_cli_parse_int(const char *text, long min, long max, long *out)
+{
+    if (!text || !*text || text[0] == '-' || text[0] == '+')
+        return CCT_EINVAL;
+    char *end = NULL;
+    long v = strtol(text, &end, 10);
+    if (*end != '\0' || v < min || v > max)
+        return CCT_EINVAL;
+    *out = v;
+    return CCT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_help(stderr);
+        return CCT_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        print_help(stdout);
+        return CCT_EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        printf("ccltune %s\n", CCT_VERSION);
+        return CCT_EXIT_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(name, commands[i].name) == 0 && commands[i].run)
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "ccltune: '%s' is not a ccltune command. See 'ccltune --help'.\n", name);
+    return CCT_EXIT_USAGE;
+}

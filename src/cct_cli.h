@@ -1,0 +1,40 @@
+/*
+ * cct_cli.h - conventions shared by the `ccltune` subcommands (src/cmd_*.c).
+ *
+ * Every subcommand is a function `int cct_cmd_NAME(int argc, char **argv)` where argv[0]
+ * is the subcommand name.  It parses its own flags with getopt_long, prints `--help` to
+ * stdout, prints errors to stderr as "ccltune NAME: error: ...", and returns an exit
+ * status: 0 success, 1 the operation failed or found a problem (validation errors, a diff,
+ * a failed measurement), 2 usage error (unknown flag, bad value, missing argument).
+ */
+#ifndef CCT_CLI_H
+#define CCT_CLI_H
+
+#include <stdint.h>
+
+#include "cct_error.h"
+
+enum { CCT_EXIT_OK = 0, CCT_EXIT_FAIL = 1, CCT_EXIT_USAGE = 2, CCT_EXIT_SKIP = 77 };
+
+typedef int (*cct_cmd_fn)(int argc, char **argv);
+
+typedef struct cct_command {
+    const char *name;
+    const char *summary;
+    cct_cmd_fn run;
+} cct_command;
+
+/* Print "ccltune CMD: error: MESSAGE\n" to stderr; returns CCT_EXIT_FAIL. */
+int cct_cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print "ccltune CMD: error: MESSAGE\nTry 'ccltune CMD --help'.\n"; returns CCT_EXIT_USAGE. */
+int cct_cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Parse a positive integer flag value (decimal, no sign, no trailing text). */
+cct_status cct_cli_parse_int(const char *text, long min, long max, long *out);
+
+/* The subcommands.  Each lives in src/cmd_NAME.c. */
+int cct_cmd_validate(int argc, char **argv);
+int cct_cmd_explain(int argc, char **argv);
+
+#endif

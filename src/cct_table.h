@@ -1,0 +1,179 @@
+/*
+ * cct_table.h - the tuning table in memory: what the fitter produces, what the YAML
+ * reader/writer (cct_table_read.c / cct_table_write.c) convert, and what the plugin looks
+ * decisions up in.  docs/table-format.md describes the file format field by field.
+ *
+ * Shape: a table has provenance, a hardware fingerprint, an LL128 verdict, recommended
+ * environment variables and a list of sections.  A section is one collective on one
+ * topology (ranks, nodes; optionally a numPipeOps and regBuff that NCCL passes the tuner)
+ * and holds size-band rules -- sorted, non-overlapping, covering [0, inf) -- plus the
+ * fitted models that justify them.
+ *
+ * Ownership: cct_table_init() makes an empty table that owns every string and array
+ * reachable from it; cct_table_destroy() frees them all.  Lookups return pointers into
+ * the table, valid until it is destroyed.  A loaded table is never modified, so any
+ * number of threads may look up in it concurrently.
+ */
+#ifndef CCT_TABLE_H
+#define CCT_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cct_error.h"
+#include "cct_names.h"
+
+#define CCT_TABLE_FORMAT 1 /* the only format version this build reads and writes */
+#define CCT_ANY (-1)       /* pipe_ops / reg_buff not distinguished */
+#define CCT_TABLE_MAX_CHANNELS 64
+#define CCT_TABLE_MAX_RANKS (1 << 24)
+
+/* One size band: bytes in [min_bytes, max_bytes) use this configuration. */
+typedef struct cct_rule {
+    uint64_t min_bytes;
+    uint64_t max_bytes; /* CCT_BYTES_INF for the last band */
+    int algo;           /* cct_algo */
+    int proto;          /* cct_proto */
+    int channels;       /* 0: leave NCCL's channel count */
+    uint64_t chunk_bytes; /* 0: leave NCCL's chunk size (tuner v6 only) */
+    double predicted_us;   /* NAN when unknown (hand-written tables) */
+    double margin;         /* predicted gain over the runner-up, fraction; NAN when unknown */
+    double margin_default; /* predicted gain over NCCL's default, fraction; NAN when unknown */
+} cct_rule;
+
+typedef enum cct_model_kind {
+    CCT_MODEL_LINEAR = 0,   /* t(n) = alpha + n / beta */
+    CCT_MODEL_SEGMENTED = 1 /* linear below break_bytes, a second line above */
+} cct_model_kind;
+
+/* A fitted latency/bandwidth model of one configuration (units: microseconds, GB/s=1e9 B/s). */
+typedef struct cct_model {
+    int algo, proto;
+    int channels;      /* 0: NCCL's choice */
+    uint64_t buffsize; /* NCCL_BUFFSIZE the points were measured with; 0: NCCL's default */
+    cct_model_kind kind;
+    double alpha_us, alpha_ci; /* intercept and its 95 % confidence half-width */
+    double beta_gbps, beta_ci; /* asymptotic bandwidth and its 95 % confidence half-width */
+    uint64_t break_bytes;      /* segmented only */
+    double alpha2_us, beta2_gbps; /* segmented only: the line above break_bytes */
+    double r2;
+    int n_points;
+    bool poor_fit; /* flagged by the fitter: never hidden */
+} cct_model;
+
+/* Measured slowdown of a protocol when buffers are offset from 256-byte alignment. */
+typedef struct cct_align_penalty {
+    int proto;
+    unsigned offset;  /* bytes */
+    double penalty;   /* fraction: 0.05 = 5 % slower than aligned */
+} cct_align_penalty;
+
+typedef struct cct_section {
+    int coll; /* cct_coll */
+    int ranks, nodes;
+    int pipe_ops; /* CCT_ANY or >= 1 */
+    int reg_buff; /* CCT_ANY, 0 or 1 */
+    size_t n_rules;
+    cct_rule *rules;
+    size_t n_models;
+    cct_model *models;
+    size_t n_penalties;
+    cct_align_penalty *penalties;
+} cct_section;
+
+typedef struct cct_kv {
+    char *key;
+    char *value;
+} cct_kv;
+
+typedef struct cct_fingerprint {
+    char *gpu;         /* "NVIDIA H200" as the CUDA driver names it */
+    int cc;            /* compute capability * 10: 90 for 9.0 */
+    int gpus_per_node;
+    int nodes;
+    int ranks_per_gpu; /* > 1: several rank processes shared each GPU (MPS + NCCL_HOSTID) */
+    char *links;       /* "nvlink", "pcie", "net", "socket" (ranks joined by NET/Socket) */
+    char *nccl;        /* NCCL version the measurements were taken with, "2.28.9" */
+    char *cuda;        /* optional: CUDA driver version, "13.0"; NULL when absent */
+} cct_fingerprint;
+
+typedef struct cct_provenance {
+    char *tool;    /* "ccltune 0.1.0" */
+    char *created; /* ISO 8601 UTC */
+    char *nccl;    /* NCCL version of the producing run */
+    char *source;  /* "measured", "imported", "hand-written" */
+    char *runs;    /* store run ids, free text ("3,4"); NULL when absent */
+    char *note;    /* NULL when absent */
+} cct_provenance;
+
+typedef struct cct_table {
+    int format;
+    cct_provenance provenance;
+    cct_fingerprint fingerprint;
+    bool ll128_allowed;
+    char *ll128_reason;
+    size_t n_env;
+    cct_kv *env; /* sorted by key */
+    size_t n_sections;
+    cct_section *sections;
+} cct_table;
+
+void cct_table_init(cct_table *table);
+void cct_table_destroy(cct_table *table);
+
+/* Append an empty section (pipe_ops/reg_buff = CCT_ANY) and return it, NULL on ENOMEM.
+ * Pointers to earlier sections may move. */
+cct_section *cct_table_add_section(cct_table *table, int coll, int ranks, int nodes);
+/* Append to a section; the arrays grow as needed.  CCT_ENOMEM on failure. */
+cct_status cct_section_add_rule(cct_section *section, const cct_rule *rule);
+cct_status cct_section_add_model(cct_section *section, const cct_model *model);
+cct_status cct_section_add_penalty(cct_section *section, const cct_align_penalty *penalty);
+/* Set (or replace) a recommended environment variable, kept sorted by key. */
+cct_status cct_table_set_env(cct_table *table, const char *key, const char *value);
+
+/* A rule with every optional field unset (NAN predictions, channels 0, chunk 0). */
+cct_rule cct_rule_blank(void);
+
+/* Semantic checks shared by the reader and by code that builds tables (the fitter):
+ * rules sorted, contiguous, non-empty, starting at 0 and ending at inf; algorithm,
+ * protocol and channel counts in range; no two sections with the same key.  On failure
+ * err names the section ("allreduce ranks=8 nodes=1 rule 3: ..."). */
+cct_status cct_table_check(const cct_table *table, cct_error *err);
+
+/* The checks of cct_table_check() for one section (without the duplicate-key check). */
+cct_status cct_table_check_section(const cct_section *section, cct_error *err);
+
+/* The section that applies to a call, or NULL.  Exact matches on ranks and nodes; a section
+ * with a specific pipe_ops/reg_buff beats one that says CCT_ANY. */
+const cct_section *cct_table_find_section(const cct_table *table, int coll, int ranks, int nodes,
+                                          int pipe_ops, int reg_buff);
+
+/* The rule whose band contains bytes (binary search), or NULL if the section is empty. */
+const cct_rule *cct_section_lookup(const cct_section *section, uint64_t bytes);
+
+/* Describe a section's key for messages: "allreduce ranks=8 nodes=1 pipe_ops=2". */
+const char *cct_section_describe(const cct_section *section, char *buf, size_t len);
+
+/* Compute capability helpers: "9.0" <-> 90.  Parse returns -1 on malformed input. */
+int cct_cc_parse(const char *text);
+const char *cct_cc_format(int cc, char *buf, size_t len);
+
+/* ---- YAML (cct_table_read.c, cct_table_write.c) ---- */
+
+/* Largest table file the reader accepts (the plugin loads tables inside training jobs). */
+#define CCT_TABLE_MAX_FILE_BYTES (64u << 20)
+
+/* Load and fully validate a table.  `name` is used in messages ("FILE:LINE:COL: ...").
+ * On failure the table is left empty (destroyed) and err explains. */
+cct_status cct_table_load_file(const char *path, cct_table *table, cct_error *err);
+cct_status cct_table_load_buffer(const char *data, size_t len, const char *name,
+                                 cct_table *table, cct_error *err);
+
+/* Write deterministically: the same table always produces the same bytes. */
+cct_status cct_table_write(const cct_table *table, FILE *out, cct_error *err);
+/* Write to path atomically (temporary file in the same folder, fsync, rename). */
+cct_status cct_table_save(const cct_table *table, const char *path, cct_error *err);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * ccltune_control.h - the measurement interface of libnccl-tuner-ccltune.so.
+ *
+ * The search runner lives in the same process as NCCL.  It loads the plugin by path
+ * (dlopen of the path given in NCCL_TUNER_PLUGIN returns the handle NCCL itself uses),
+ * looks these symbols up with dlsym, and then switches the configuration under test per
+ * call -- no communicator re-initialisation per point.  While forcing is active the plugin
+ * ignores its table and selects exactly the forced algorithm/protocol/channels, unless NCCL
+ * marked that entry NCCL_ALGO_PROTO_IGNORE; then it leaves the call to NCCL and reports
+ * `forced_applied = 0`, so the runner records the configuration as unsupported instead of
+ * timing the wrong thing.
+ *
+ * Every call also records what NCCL would have chosen by itself (the cheapest entry of
+ * the cost table it passed in), so the runner can label its baseline measurements.
+ *
+ * Thread safety: these functions and getCollInfo synchronise on one mutex, taken only
+ * while measurement mode is on (CCLTUNE_MEASURE=1 or after the first ccltune_control_force);
+ * ordinary jobs never take it.
+ */
+#ifndef CCLTUNE_CONTROL_H
+#define CCLTUNE_CONTROL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CCLTUNE_CONTROL_ABI 1
+
+typedef struct ccltune_observation {
+    uint64_t calls;       /* getCollInfo calls seen by this process since the last reset */
+    int coll;             /* ncclFunc_t of the last call */
+    uint64_t bytes;       /* nBytes of the last call */
+    int default_algo;     /* NCCL's own cheapest entry before the plugin touched the table; -1 */
+    int default_proto;    /* when the tuner ABI (v2) passes no cost table */
+    int chosen_algo;      /* what the plugin selected; -1 when it left the call to NCCL */
+    int chosen_proto;
+    int channels;         /* channel count the plugin wrote; 0 when untouched */
+    int forced_applied;   /* 1 when a forced configuration was applied to the last call */
+    int ignored_mask[7];  /* per algorithm: bit p set when NCCL passed protocol p as ignored */
+} ccltune_observation;
+
+/* Returns CCLTUNE_CONTROL_ABI; lets the runner check it loaded a compatible plugin. */
+int ccltune_control_abi(void);
+
+/* Force algo/proto (cct_algo/cct_proto values) and channels (0: NCCL's count, 64: all the
+ * communicator has; NCCL clamps) for every following call.  algo < 0 stops forcing and
+ * returns the plugin to its table.  Returns 0, or -1 on out-of-range values. */
+int ccltune_control_force(int algo, int proto, int channels);
+
+/* Copy the observation of the most recent getCollInfo call; reset clears the counters. */
+void ccltune_control_last(ccltune_observation *out);
+void ccltune_control_reset(void);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * cct_measure.h - one measured point: a configuration of NCCL, a message size, and the
+ * statistics of its timings.  This is the unit that flows from the search runner and the
+ * importers into the measurement store, and from the store into the fitter.
+ *
+ * A configuration fixes every dimension of the search space.  algo/proto = CCT_DEFAULT
+ * means "NCCL's own choice" (the baseline); the point then records, in nccl_algo and
+ * nccl_proto, what NCCL actually chose when the tuner could see it.  Sizes are the bytes
+ * NCCL passes its tuner (nccl-tests' "size" column): for allgather and reducescatter the
+ * whole gathered/scattered buffer, not one rank's share.
+ *
+ * Plain values: no pointers, no ownership.
+ */
+#ifndef CCT_MEASURE_H
+#define CCT_MEASURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cct_names.h"
+
+#define CCT_DEFAULT (-1) /* algo/proto left to NCCL */
+
+typedef struct cct_config {
+    int coll;                /* cct_coll */
+    int algo;                /* cct_algo or CCT_DEFAULT */
+    int proto;               /* cct_proto or CCT_DEFAULT */
+    int channels;            /* 0: NCCL's count; 64: all the communicator has */
+    uint64_t buffsize;       /* NCCL_BUFFSIZE (Simple); 0: NCCL's default */
+    uint64_t ll_buffsize;    /* NCCL_LL_BUFFSIZE; 0: default */
+    uint64_t ll128_buffsize; /* NCCL_LL128_BUFFSIZE; 0: default */
+    unsigned align;          /* byte offset of send and receive buffers from 4 KiB alignment */
+    int ranks, nodes;
+    int dtype;               /* cct_dtype */
+} cct_config;
+
+typedef enum cct_dtype { CCT_DTYPE_FLOAT = 0, CCT_DTYPE_BF16 = 1, CCT_NUM_DTYPES = 2 } cct_dtype;
+
+typedef enum cct_point_status {
+    CCT_POINT_OK = 0,
+    CCT_POINT_CORRUPT = 1,     /* a wrong element was seen: never usable by a table */
+    CCT_POINT_HANG = 2,        /* the watchdog aborted the collective */
+    CCT_POINT_UNSUPPORTED = 3, /* NCCL marked the configuration ignored: nothing was timed */
+    CCT_POINT_ERROR = 4        /* NCCL or CUDA returned an error */
+} cct_point_status;
+
+typedef struct cct_stats {
+    int n;            /* samples (each the mean of one cycle of iterations) */
+    double median_us; /* time of one collective: the slowest rank's, per iteration */
+    double p95_us;
+    double min_us;
+    double max_us;
+    double mean_us;
+    double cv;        /* coefficient of variation of the samples: stddev / mean */
+} cct_stats;
+
+typedef struct cct_point {
+    cct_config cfg;
+    uint64_t bytes;
+    bool in_place;
+    cct_stats stats;
+    uint64_t wrong;   /* wrong elements found by verification, summed over ranks */
+    int status;       /* cct_point_status */
+    bool noisy;       /* CV stayed above the threshold after re-measuring */
+    int nccl_algo;    /* what NCCL ran (known for forced points; for the baseline when the */
+    int nccl_proto;   /* tuner saw it); -1 when unknown (imported logs) */
+} cct_point;
+
+/* Bus bandwidth factor as nccl-tests defines it (algbw * factor = busbw). */
+double cct_busbw_factor(int coll, int ranks);
+
+/* Size of one element. */
+unsigned cct_dtype_size(int dtype);
+const char *cct_dtype_name(int dtype);
+int cct_dtype_from_name(const char *name);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * cct_store_internal.h - what the files of the measurement store share and nothing else
+ * may rely on: the handle's layout and the SQLite plumbing (error mapping, transactions,
+ * bounded text binding, enum <-> text names).
+ *
+ * The store is split by concern: cct_store.c (open/close, fingerprints, runs),
+ * cct_store_schema.c (recognising, creating and migrating the file),
+ * cct_store_points.c (points and samples) and cct_store_sqlite.c (the plumbing below).
+ * Tests include this header to reach the sqlite3 handle for fault injection
+ * (PRAGMA max_page_count); production code goes through cct_store.h only.
+ *
+ * Ownership: the handle owns db and path; both are released by cct_store_close().
+ */
+#ifndef CCT_STORE_INTERNAL_H
+#define CCT_STORE_INTERNAL_H
+
+#include <sqlite3.h>
+
+#include "cct_store.h"
+
+/* PRAGMA application_id of every ccltune store: "cclt" in ASCII.  It lets the store be
+ * recognised from its header alone, even when a newer schema has reshaped the tables. */
+#define CCT_STORE_APPLICATION_ID 0x63636c74
+
+/* Milliseconds a statement waits for another process's lock before giving up. */
+#define CCT_STORE_BUSY_TIMEOUT_MS 10000
+
+struct cct_store {
+    sqlite3 *db;
+    char *path;
+    bool read_only;
+};
+
+/* Turn a failed SQLite call into a cct_status and one sentence naming the store's path and
+ * what was being done ("adding a point"); detail (may be NULL) is appended in parentheses.
+ * Reads sqlite3_errmsg, so call it before anything else touches the connection. */
+cct_status cct_store_db_error(cct_store *s, int rc, const char *doing, const char *detail,
+                              cct_error *err);
+
+/* Run SQL without results (DDL, PRAGMA, BEGIN/COMMIT). */
+cct_status cct_store_exec(cct_store *s, const char *sql, const char *doing, cct_error *err);
+cct_status cct_store_prepare(cct_store *s, const char *sql, sqlite3_stmt **st, const char *doing,
+                             cct_error *err);
+
+/* Write transactions take the lock up front (BEGIN IMMEDIATE) so that waiting for another
+ * writer happens here, under busy_timeout, never half way through.  Reads use a deferred
+ * BEGIN to see one consistent snapshot across several statements. */
+cct_status cct_store_begin_write(cct_store *s, const char *doing, cct_error *err);
+cct_status cct_store_begin_read(cct_store *s, const char *doing, cct_error *err);
+cct_status cct_store_commit(cct_store *s, const char *doing, cct_error *err);
+/* Roll back if a transaction is open (SQLite may already have rolled back on FULL/IOERR). */
+void cct_store_rollback(cct_store *s);
+
+/* Bind at most cap bytes of a caller's fixed-size char array (need not be terminated). */
+int cct_store_bind_text(sqlite3_stmt *st, int idx, const char *text, size_t cap);
+/* Copy column col into dst[cap], truncated and terminated; NULL becomes "". */
+void cct_store_column_text(sqlite3_stmt *st, int col, char *dst, size_t cap);
+
+/* Current UTC time as "2026-11-29T14:00:00Z". */
+void cct_store_now(char out[32]);
+
+/* Names stored for enums: cct_algo_name/cct_proto_name plus "default" for CCT_DEFAULT.
+ * NULL when the value cannot be stored.  The reverse returns false on unknown text. */
+const char *cct_store_algo_text(int algo);
+const char *cct_store_proto_text(int proto);
+bool cct_store_algo_value(const char *text, int *algo);
+bool cct_store_proto_value(const char *text, int *proto);
+const char *cct_store_status_text(int status);
+int cct_store_status_value(const char *text); /* -1 when unknown */
+const char *cct_store_state_text(int state);
+int cct_store_state_value(const char *text); /* -1 when unknown */
+
+/* Recognise the opened file as a ccltune store, create the schema in an empty file, and
+ * switch a writable store to WAL.  Never modifies a file it does not recognise. */
+cct_status cct_store_schema_attach(cct_store *s, cct_error *err);
+
+#endif

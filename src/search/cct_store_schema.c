@@ -1,0 +1,276 @@
+/*
+ * cct_store_schema.c - the store's schema: recognising a file as a ccltune store, creating
+ * the tables in an empty file, and the migration list that future versions extend.
+ *
+ * A file is a ccltune store when its header carries our PRAGMA application_id and its
+ * meta table says application = 'ccltune'; PRAGMA user_version is the schema version.
+ * The checks only read the file: a foreign database, a newer schema or a damaged header is
+ * refused before anything is written, so opening the wrong file can never alter it (not
+ * even its journal mode).  An empty file is created in one transaction together with its
+ * version, so a crash during creation leaves an empty file, never half a schema.
+ * migrations[v] upgrades version v to v + 1; version 1 is the first, so the list holds only
+ * the creation.  Column meanings are documented for users in docs/store.md.
+ */
+#include "cct_store_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char schema_v1[] =
+    "CREATE TABLE meta (\n"
+    "    key   TEXT PRIMARY KEY NOT NULL,\n"
+    "    value TEXT NOT NULL\n"
+    ");\n"
+    "CREATE TABLE fingerprints (\n"
+    "    id            INTEGER PRIMARY KEY,\n"
+    "    gpu           TEXT    NOT NULL,\n"
+    "    cc            INTEGER NOT NULL,\n"
+    "    gpus_per_node INTEGER NOT NULL,\n"
+    "    nodes         INTEGER NOT NULL,\n"
+    "    ranks_per_gpu INTEGER NOT NULL,\n"
+    "    links         TEXT    NOT NULL,\n"
+    "    nccl          TEXT    NOT NULL,\n"
+    "    cuda          TEXT    NOT NULL,\n"
+    "    host          TEXT    NOT NULL,\n"
+    "    ll128_allowed INTEGER NOT NULL CHECK (ll128_allowed IN (0, 1)),\n"
+    "    ll128_reason  TEXT    NOT NULL,\n"
+    "    UNIQUE (gpu, cc, gpus_per_node, nodes, ranks_per_gpu, links, nccl, cuda, host,\n"
+    "            ll128_allowed, ll128_reason)\n"
+    ");\n"
+    "CREATE TABLE runs (\n"
+    "    id             INTEGER PRIMARY KEY,\n"
+    "    fingerprint_id INTEGER NOT NULL REFERENCES fingerprints (id),\n"
+    "    started        TEXT    NOT NULL,\n"
+    "    finished       TEXT,\n"
+    "    state          TEXT    NOT NULL CHECK (state IN ('running', 'done', 'failed')),\n"
+    "    tool           TEXT    NOT NULL,\n"
+    "    source         TEXT    NOT NULL,\n"
+    "    plan_hash      TEXT    NOT NULL,\n"
+    "    command        TEXT    NOT NULL\n"
+    ");\n"
+    "CREATE INDEX runs_by_fingerprint ON runs (fingerprint_id);\n"
+    "CREATE TABLE points (\n"
+    "    id             INTEGER PRIMARY KEY,\n"
+    "    run_id         INTEGER NOT NULL REFERENCES runs (id),\n"
+    "    coll           TEXT    NOT NULL,\n"
+    "    algo           TEXT    NOT NULL,\n"
+    "    proto          TEXT    NOT NULL,\n"
+    "    channels       INTEGER NOT NULL,\n"
+    "    buffsize       INTEGER NOT NULL,\n"
+    "    ll_buffsize    INTEGER NOT NULL,\n"
+    "    ll128_buffsize INTEGER NOT NULL,\n"
+    "    align          INTEGER NOT NULL,\n"
+    "    ranks          INTEGER NOT NULL,\n"
+    "    nodes          INTEGER NOT NULL,\n"
+    "    dtype          TEXT    NOT NULL,\n"
+    "    bytes          INTEGER NOT NULL,\n"
+    "    in_place       INTEGER NOT NULL CHECK (in_place IN (0, 1)),\n"
+    "    status         TEXT    NOT NULL\n"
+    "                   CHECK (status IN ('ok', 'corrupt', 'hang', 'unsupported', 'error')),\n"
+    "    wrong_elements INTEGER NOT NULL,\n"
+    "    noisy          INTEGER NOT NULL CHECK (noisy IN (0, 1)),\n"
+    "    nccl_algo      TEXT,\n"
+    "    nccl_proto     TEXT,\n"
+    "    n_samples      INTEGER NOT NULL,\n"
+    "    median_us      REAL,\n"
+    "    p95_us         REAL,\n"
+    "    min_us         REAL,\n"
+    "    max_us         REAL,\n"
+    "    mean_us        REAL,\n"
+    "    cv             REAL,\n"
+    "    measured       TEXT    NOT NULL,\n"
+    "    UNIQUE (run_id, coll, algo, proto, channels, buffsize, ll_buffsize, ll128_buffsize,\n"
+    "            align, ranks, nodes, dtype, bytes, in_place)\n"
+    ");\n"
+    "CREATE INDEX points_by_shape ON points (coll, ranks, nodes, bytes);\n"
+    "CREATE INDEX points_not_ok ON points (status) WHERE status <> 'ok';\n"
+    "CREATE TABLE samples (\n"
+    "    point_id INTEGER NOT NULL REFERENCES points (id) ON DELETE CASCADE,\n"
+    "    seq      INTEGER NOT NULL,\n"
+    "    time_us  REAL    NOT NULL,\n"
+    "    PRIMARY KEY (point_id, seq)\n"
+    ") WITHOUT ROWID;\n"
+    /* busbw as nccl-tests computes it (cct_busbw_factor); ranks < 1 counts as 1 there too.
+     * A zero or missing median gives NULL, never a division error. */
+    "CREATE VIEW point_summary AS\n"
+    "SELECT p.id AS point_id, p.run_id, r.fingerprint_id, f.gpu, f.nccl,\n"
+    "       p.coll, p.algo, p.proto, p.channels, p.buffsize, p.ll_buffsize, p.ll128_buffsize,\n"
+    "       p.align, p.ranks, p.nodes, p.dtype, p.bytes, p.in_place, p.status,\n"
+    "       p.wrong_elements, p.noisy, p.nccl_algo, p.nccl_proto, p.n_samples,\n"
+    "       p.median_us, p.p95_us, p.min_us, p.max_us, p.mean_us, p.cv,\n"
+    "       p.bytes / (NULLIF(p.median_us, 0) * 1e3) AS algbw_gbps,\n"
+    "       p.bytes / (NULLIF(p.median_us, 0) * 1e3) *\n"
+    "           CASE p.coll\n"
+    "           WHEN 'allreduce' THEN 2.0 * (MAX(p.ranks, 1) - 1) / MAX(p.ranks, 1)\n"
+    "           WHEN 'allgather' THEN 1.0 * (MAX(p.ranks, 1) - 1) / MAX(p.ranks, 1)\n"
+    "           WHEN 'reducescatter' THEN 1.0 * (MAX(p.ranks, 1) - 1) / MAX(p.ranks, 1)\n"
+    "           ELSE 1.0 END AS busbw_gbps\n"
+    "FROM points AS p\n"
+    "JOIN runs AS r ON r.id = p.run_id\n"
+    "JOIN fingerprints AS f ON f.id = r.fingerprint_id;\n";
+
+static const char *const migrations[] = {schema_v1};
+_Static_assert(sizeof migrations / sizeof migrations[0] == CCT_STORE_SCHEMA_VERSION,
+               "one migration per schema version");
+
+typedef struct header {
+    long long application_id;
+    long long user_version;
+    long long objects;    /* rows of sqlite_master */
+    bool has_meta;        /* a table named meta exists */
+    char application[32]; /* meta.application, "" if absent */
+} header;
+
+static cct_status pragma_int(cct_store *s, const char *sql, long long *out, cct_error *err)
+{
+    sqlite3_stmt *st;
+    cct_status rc = cct_store_prepare(s, sql, &st, "reading its header", err);
+    if (rc != CCT_OK)
+        return rc;
+    int step = sqlite3_step(st);
+    if (step == SQLITE_ROW) {
+        *out = sqlite3_column_int64(st, 0);
+        step = SQLITE_DONE;
+    }
+    if (step != SQLITE_DONE)
+        rc = cct_store_db_error(s, step, "reading its header", NULL, err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static cct_status read_header(cct_store *s, header *h, cct_error *err)
+{
+    memset(h, 0, sizeof *h);
+    cct_status rc;
+    long long has_meta = 0;
+    /* The first read is where a file that is not SQLite at all is found (SQLITE_NOTADB). */
+    if ((rc = pragma_int(s, "SELECT count(*) FROM sqlite_master", &h->objects, err)) ||
+        (rc = pragma_int(s, "PRAGMA application_id", &h->application_id, err)) ||
+        (rc = pragma_int(s, "PRAGMA user_version", &h->user_version, err)) ||
+        (rc = pragma_int(s,
+                         "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                         "name = 'meta'",
+                         &has_meta, err)))
+        return rc;
+    h->has_meta = has_meta > 0;
+    if (!h->has_meta)
+        return CCT_OK;
+    sqlite3_stmt *st;
+    /* A foreign meta table may have other columns; then we just do not find ours. */
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = 'application'", -1, &st,
+                           NULL) != SQLITE_OK)
+        return CCT_OK;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        cct_store_column_text(st, 0, h->application, sizeof h->application);
+    sqlite3_finalize(st);
+    return CCT_OK;
+}
+
+static bool is_empty(const header *h)
+{
+    return h->objects == 0 && h->user_version == 0 && h->application_id == 0;
+}
+
+/* Everything that makes a file not ours, or not ours to read, with a sentence. */
+static cct_status check_header(cct_store *s, const header *h, cct_error *err)
+{
+    bool ours_by_id = h->application_id == CCT_STORE_APPLICATION_ID;
+    bool ours_by_meta = strcmp(h->application, "ccltune") == 0;
+    if (!ours_by_id && !ours_by_meta)
+        return cct_error_set(err, CCT_ESTORE,
+                             "%s is an SQLite database but not a ccltune store (application_id "
+                             "%lld, no meta row application = 'ccltune'); refusing to touch it",
+                             s->path, h->application_id);
+    if (h->user_version > CCT_STORE_SCHEMA_VERSION)
+        return cct_error_set(err, CCT_EUNSUPPORTED,
+                             "store %s was written by a newer ccltune (schema %lld, this build "
+                             "reads up to %d); use that version or a new store",
+                             s->path, h->user_version, CCT_STORE_SCHEMA_VERSION);
+    if (!ours_by_id || !ours_by_meta || h->user_version < 1)
+        return cct_error_set(err, CCT_ESTORE,
+                             "store %s looks like a ccltune store but its header is incomplete "
+                             "(application_id %lld, user_version %lld, meta application '%s'); "
+                             "was it restored from an SQL dump?  Refusing to touch it",
+                             s->path, h->application_id, h->user_version, h->application);
+    return CCT_OK;
+}
+
+static cct_status set_wal(cct_store *s, cct_error *err)
+{
+    sqlite3_stmt *st;
+    cct_status rc = cct_store_prepare(s, "PRAGMA journal_mode = WAL", &st,
+                                      "switching to write-ahead logging", err);
+    if (rc != CCT_OK)
+        return rc;
+    int step = sqlite3_step(st);
+    char mode[16] = "";
+    if (step == SQLITE_ROW)
+        cct_store_column_text(st, 0, mode, sizeof mode);
+    else
+        rc = cct_store_db_error(s, step, "switching to write-ahead logging", NULL, err);
+    sqlite3_finalize(st);
+    /* WAL needs shared memory beside the file; some network file systems refuse it, and
+     * without WAL a reader could block the search's commits. */
+    if (rc == CCT_OK && strcmp(mode, "wal") != 0)
+        rc = cct_error_set(err, CCT_ESTORE,
+                           "store %s: the file system refused write-ahead logging (journal "
+                           "mode stayed '%s'); put the store on a local disk",
+                           s->path, mode);
+    return rc;
+}
+
+static cct_status create_schema(cct_store *s, cct_error *err)
+{
+    cct_status rc;
+    for (size_t v = 0; v < sizeof migrations / sizeof migrations[0]; v++)
+        if ((rc = cct_store_exec(s, migrations[v], "creating its tables", err)) != CCT_OK)
+            return rc;
+    char sql[512], now[32];
+    cct_store_now(now);
+    snprintf(sql, sizeof sql,
+             "PRAGMA application_id = %d; PRAGMA user_version = %d;\n"
+             "INSERT INTO meta (key, value) VALUES ('application', 'ccltune'),\n"
+             "    ('created_by', 'ccltune %s'), ('created', '%s');",
+             CCT_STORE_APPLICATION_ID, CCT_STORE_SCHEMA_VERSION, CCT_VERSION, now);
+    return cct_store_exec(s, sql, "creating its tables", err);
+}
+
+static cct_status create_store(cct_store *s, cct_error *err)
+{
+    cct_status rc = set_wal(s, err);
+    if (rc == CCT_OK)
+        rc = cct_store_begin_write(s, "creating its tables", err);
+    if (rc != CCT_OK)
+        return rc;
+    /* Another process may have created the schema between our check and our lock. */
+    header h;
+    if ((rc = read_header(s, &h, err)) == CCT_OK) {
+        if (is_empty(&h))
+            rc = create_schema(s, err);
+        else
+            rc = check_header(s, &h, err);
+    }
+    if (rc == CCT_OK)
+        return cct_store_commit(s, "creating its tables", err);
+    cct_store_rollback(s);
+    return rc;
+}
+
+cct_status cct_store_schema_attach(cct_store *s, cct_error *err)
+{
+    header h;
+    cct_status rc = read_header(s, &h, err);
+    if (rc != CCT_OK)
+        return rc;
+    if (is_empty(&h)) {
+        if (s->read_only)
+            return cct_error_set(err, CCT_ESTORE,
+                                 "%s is empty, not a ccltune store (open it for writing to "
+                                 "create one)",
+                                 s->path);
+        return create_store(s, err);
+    }
+    if ((rc = check_header(s, &h, err)) != CCT_OK)
+        return rc;
+    return s->read_only ? CCT_OK : set_wal(s, err);
+}

@@ -26,16 +26,16 @@
 #define CCLTUNE_CONTROL_ABI 1
 
 typedef struct ccltune_observation {
-    uint64_t calls;       /* getCollInfo calls seen by this process since the last reset */
-    int coll;             /* ncclFunc_t of the last call */
-    uint64_t bytes;       /* nBytes of the last call */
-    int default_algo;     /* NCCL's own cheapest entry before the plugin touched the table; -1 */
-    int default_proto;    /* when the tuner ABI (v2) passes no cost table */
-    int chosen_algo;      /* what the plugin selected; -1 when it left the call to NCCL */
+    uint64_t calls;    /* getCollInfo calls seen by this process since the last reset */
+    int coll;          /* ncclFunc_t of the last call */
+    uint64_t bytes;    /* nBytes of the last call */
+    int default_algo;  /* NCCL's own cheapest entry before the plugin touched the table; -1 */
+    int default_proto; /* when the tuner ABI (v2) passes no cost table */
+    int chosen_algo;   /* what the plugin selected; -1 when it left the call to NCCL */
     int chosen_proto;
-    int channels;         /* channel count the plugin wrote; 0 when untouched */
-    int forced_applied;   /* 1 when a forced configuration was applied to the last call */
-    int ignored_mask[7];  /* per algorithm: bit p set when NCCL passed protocol p as ignored */
+    int channels;        /* channel count the plugin wrote; 0 when untouched */
+    int forced_applied;  /* 1 when a forced configuration was applied to the last call */
+    int ignored_mask[7]; /* per algorithm: bit p set when NCCL passed protocol p as ignored */
 } ccltune_observation;
 
 /* Returns CCLTUNE_CONTROL_ABI; lets the runner check it loaded a compatible plugin. */

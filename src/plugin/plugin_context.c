@@ -1,0 +1,441 @@
+/*
+ * plugin_context.c - one context per communicator: everything decided once at init, so
+ * that each getCollInfo is a few loads, a binary search and one relaxed atomic add.
+ *
+ * At init the context checks the table's fingerprint against this communicator (GPU,
+ * NCCL version, ranks/nodes, shared-GPU rule).  If the table does not apply, `mode` holds
+ * the reason and every call just counts it.  Otherwise it collects, per collective, the
+ * sections for this (nRanks, nNodes) ordered most specific first (pipe_ops and reg_buff
+ * before CCT_ANY), and evaluates the LL128 rule per (collective, algorithm) for the running
+ * NCCL and this GPU, combined with the table's own verdict (which covered the link paths).
+ *
+ * The context is read-only after init except for its counters (relaxed atomics: only
+ * their final sums matter), so any number of threads may call into it at once.  Its
+ * candidate array is its only allocation besides itself; both are freed at destroy.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin_internal.h"
+
+struct cct_pctx {
+    int abi;
+    uint64_t comm_id;
+    char label[32]; /* "0x1a2b..." (v5+) or "#7" (older ABIs have no commId) */
+    int nranks, nnodes;
+    ncclDebugLogger_t log;
+    atomic_int mode; /* CCT_OUT_OVERRIDDEN: the table applies; else every call's outcome */
+    bool trace;
+    int nccl_version;
+    const cct_section **cands; /* per collective: [cand_off[c], cand_off[c+1]) */
+    int cand_off[CCT_NUM_COLLS + 1];
+    const cct_section *chunk_sec[CCT_NUM_COLLS];      /* section v6 getChunkSize consults */
+    bool ll128_ok[CCT_NUM_COLLS][CCT_NUM_ALGOS];      /* runtime rule and table verdict */
+    bool ll128_runtime[CCT_NUM_COLLS][CCT_NUM_ALGOS]; /* runtime rule alone */
+    const cct_env_mask *env;                          /* v1/v2 on NCCL < 2.22 only */
+    atomic_uint_fast64_t count[CCT_NUM_OUTCOMES];
+};
+
+static atomic_uint context_seq;
+
+/* ---------- the per-call path ---------- */
+
+static inline const cct_section *pick(const cct_pctx *ctx, int coll, int pipe_ops, int reg_buff)
+{
+    for (int i = ctx->cand_off[coll]; i < ctx->cand_off[coll + 1]; i++) {
+        const cct_section *s = ctx->cands[i];
+        if ((s->pipe_ops == CCT_ANY || s->pipe_ops == pipe_ops) &&
+            (s->reg_buff == CCT_ANY || s->reg_buff == reg_buff))
+            return s;
+    }
+    return NULL;
+}
+
+/* The rule for a call, or NULL with the outcome that explains why not. */
+static inline const cct_rule *find_rule(const cct_pctx *ctx, int coll, size_t bytes, int pipe_ops,
+                                        int reg_buff, cct_outcome *why)
+{
+    int mode = atomic_load_explicit(&ctx->mode, memory_order_relaxed);
+    if (mode != CCT_OUT_OVERRIDDEN) {
+        *why = (cct_outcome)mode;
+        return NULL;
+    }
+    if ((unsigned)coll >= CCT_NUM_COLLS) {
+        *why = CCT_OUT_NO_SECTION;
+        return NULL;
+    }
+    const cct_section *s = pick(ctx, coll, pipe_ops, reg_buff);
+    if (!s) {
+        *why = CCT_OUT_NO_SECTION;
+        return NULL;
+    }
+    const cct_rule *r = cct_section_lookup(s, bytes);
+    if (!r || r->algo < 0 || r->algo >= CCT_NUM_ALGOS) {
+        *why = CCT_OUT_NO_RULE;
+        return NULL;
+    }
+    return r;
+}
+
+void cct_ctx_count(cct_pctx *ctx, cct_outcome outcome)
+{
+    atomic_fetch_add_explicit(&ctx->count[outcome], 1, memory_order_relaxed);
+}
+
+cct_decision cct_ctx_decide_costs(const cct_pctx *ctx, int coll, size_t bytes, int pipe_ops,
+                                  int reg_buff, float *costs, int num_algo, int num_proto,
+                                  int *n_channels)
+{
+    cct_decision d = {CCT_OUT_NO_SECTION, -1, -1, 0};
+    const cct_rule *r = find_rule(ctx, coll, bytes, pipe_ops, reg_buff, &d.outcome);
+    if (!r)
+        return d;
+    d.outcome = cct_select_apply(costs, num_algo, num_proto, r->algo, r->proto,
+                                 ctx->ll128_ok[coll][r->algo]);
+    if (d.outcome == CCT_OUT_OVERRIDDEN) {
+        d.algo = r->algo;
+        d.proto = r->proto;
+        if (r->channels > 0 && n_channels) {
+            *n_channels = r->channels;
+            d.channels = r->channels;
+        }
+    }
+    return d;
+}
+
+cct_decision cct_ctx_decide_v2(const cct_pctx *ctx, int coll, size_t bytes, int collnet_support,
+                               int nvls_support, int pipe_ops, int *algo, int *proto,
+                               int *n_channels)
+{
+    cct_decision d = {CCT_OUT_NO_SECTION, -1, -1, 0};
+    /* v1/v2 do not say whether buffers are registered: only reg_buff-agnostic sections */
+    const cct_rule *r = find_rule(ctx, coll, bytes, pipe_ops, -1, &d.outcome);
+    if (!r)
+        return d;
+    cct_v2_call call = {ctx->nccl_version, ctx->nnodes,  coll,
+                        collnet_support,   nvls_support, ctx->env};
+    d.outcome = cct_select_check_v2(&call, r->algo, r->proto, ctx->ll128_ok[coll][r->algo]);
+    if (d.outcome == CCT_OUT_OVERRIDDEN && algo && proto) {
+        /* NCCL needs both or neither: it fills in only when one of them is UNDEF */
+        *algo = d.algo = r->algo;
+        *proto = d.proto = r->proto;
+        if (r->channels > 0 && n_channels) {
+            *n_channels = r->channels;
+            d.channels = r->channels;
+        }
+    } else if (d.outcome == CCT_OUT_OVERRIDDEN) {
+        d.outcome = CCT_OUT_IGNORED;
+    }
+    return d;
+}
+
+static void trace_decision(const cct_pctx *ctx, int coll, size_t bytes, int pipe_ops, int reg_buff,
+                           const cct_decision *d)
+{
+    ctx->log(NCCL_LOG_TRACE, CCT_NCCL_SUBSYS_TUNING, "plugin_context.c", __LINE__,
+             "ccltune: comm %s %s %zu bytes pipe_ops=%d reg_buff=%d -> %s%s%s channels=%d (%s)",
+             ctx->label, cct_coll_name(coll), bytes, pipe_ops, reg_buff,
+             d->algo >= 0 ? cct_algo_name(d->algo) : "nccl-default", d->algo >= 0 ? "/" : "",
+             d->algo >= 0 ? cct_proto_name(d->proto) : "", d->channels,
+             cct_outcome_name(d->outcome));
+}
+
+cct_outcome cct_ctx_coll_costs(cct_pctx *ctx, int coll, size_t bytes, int pipe_ops, float **costs,
+                               int num_algo, int num_proto, int reg_buff, int *n_channels)
+{
+    if (atomic_load_explicit(&cct_measure_on, memory_order_relaxed))
+        return cct_control_coll_costs(ctx, coll, bytes, pipe_ops, (float *)costs, num_algo,
+                                      num_proto, reg_buff, n_channels);
+    cct_decision d = cct_ctx_decide_costs(ctx, coll, bytes, pipe_ops, reg_buff, (float *)costs,
+                                          num_algo, num_proto, n_channels);
+    cct_ctx_count(ctx, d.outcome);
+    if (ctx->trace && ctx->log)
+        trace_decision(ctx, coll, bytes, pipe_ops, reg_buff, &d);
+    return d.outcome;
+}
+
+cct_outcome cct_ctx_coll_v2(cct_pctx *ctx, int coll, size_t bytes, int collnet_support,
+                            int nvls_support, int pipe_ops, int *algo, int *proto, int *n_channels)
+{
+    if (atomic_load_explicit(&cct_measure_on, memory_order_relaxed))
+        return cct_control_coll_v2(ctx, coll, bytes, collnet_support, nvls_support, pipe_ops, algo,
+                                   proto, n_channels);
+    cct_decision d = cct_ctx_decide_v2(ctx, coll, bytes, collnet_support, nvls_support, pipe_ops,
+                                       algo, proto, n_channels);
+    cct_ctx_count(ctx, d.outcome);
+    if (ctx->trace && ctx->log)
+        trace_decision(ctx, coll, bytes, pipe_ops, -1, &d);
+    return d.outcome;
+}
+
+void cct_ctx_chunk_size(cct_pctx *ctx, int coll, size_t bytes, int algo, int proto, int n_channels,
+                        size_t *chunk)
+{
+    if (!chunk || atomic_load_explicit(&ctx->mode, memory_order_relaxed) != CCT_OUT_OVERRIDDEN ||
+        (unsigned)coll >= CCT_NUM_COLLS || !ctx->chunk_sec[coll] || cct_control_forcing())
+        return;
+    const cct_rule *r = cct_section_lookup(ctx->chunk_sec[coll], bytes);
+    /* only for the rule's own configuration: a chunk size tuned for ring/simple means
+     * nothing to the tree/ll NCCL may have chosen instead */
+    if (!r || r->chunk_bytes == 0 || r->algo != algo || r->proto != proto)
+        return;
+    size_t before = *chunk;
+    *chunk = (size_t)r->chunk_bytes;
+    if (ctx->trace && ctx->log)
+        ctx->log(NCCL_LOG_TRACE, CCT_NCCL_SUBSYS_TUNING, "plugin_context.c", __LINE__,
+                 "ccltune: comm %s %s %zu bytes %s/%s channels=%d chunk %zu -> %zu", ctx->label,
+                 cct_coll_name(coll), bytes, cct_algo_name(algo), cct_proto_name(proto), n_channels,
+                 before, *chunk);
+}
+
+/* ---------- accessors ---------- */
+
+void cct_ctx_counters(const cct_pctx *ctx, uint64_t out[CCT_NUM_OUTCOMES])
+{
+    for (int i = 0; i < CCT_NUM_OUTCOMES; i++)
+        out[i] = atomic_load_explicit(&ctx->count[i], memory_order_relaxed);
+}
+
+int cct_ctx_nranks(const cct_pctx *ctx)
+{
+    return ctx->nranks;
+}
+int cct_ctx_nnodes(const cct_pctx *ctx)
+{
+    return ctx->nnodes;
+}
+int cct_ctx_nccl_version(const cct_pctx *ctx)
+{
+    return ctx->nccl_version;
+}
+const cct_env_mask *cct_ctx_env(const cct_pctx *ctx)
+{
+    return ctx->env;
+}
+
+bool cct_ctx_ll128_ok(const cct_pctx *ctx, int coll, int algo, bool with_table)
+{
+    if ((unsigned)coll >= CCT_NUM_COLLS || (unsigned)algo >= CCT_NUM_ALGOS)
+        return false;
+    return with_table ? ctx->ll128_ok[coll][algo] : ctx->ll128_runtime[coll][algo];
+}
+
+void cct_ctx_set_ambiguous(cct_pctx *ctx)
+{
+    atomic_store(&ctx->mode, CCT_OUT_MISMATCH);
+}
+
+/* ---------- init ---------- */
+
+/* Order sections by specificity (pipe_ops and reg_buff set first), stable: the first
+ * matching candidate is then the one cct_table_find_section would choose. */
+static int specificity(const cct_section *s)
+{
+    return (s->pipe_ops != CCT_ANY) * 2 + (s->reg_buff != CCT_ANY);
+}
+
+static bool build_candidates(cct_pctx *ctx, const cct_table *t, size_t *n_sec, size_t *n_rules)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < t->n_sections; i++)
+        total += t->sections[i].ranks == ctx->nranks && t->sections[i].nodes == ctx->nnodes;
+    ctx->cands = calloc(total ? total : 1, sizeof *ctx->cands);
+    if (!ctx->cands)
+        return false;
+    int k = 0;
+    *n_sec = 0;
+    *n_rules = 0;
+    for (int c = 0; c < CCT_NUM_COLLS; c++) {
+        ctx->cand_off[c] = k;
+        for (int score = 3; score >= 0; score--) {
+            for (size_t i = 0; i < t->n_sections; i++) {
+                const cct_section *s = &t->sections[i];
+                if (s->coll != c || s->ranks != ctx->nranks || s->nodes != ctx->nnodes ||
+                    specificity(s) != score)
+                    continue;
+                ctx->cands[k++] = s;
+                (*n_sec)++;
+                *n_rules += s->n_rules;
+            }
+        }
+        ctx->cand_off[c + 1] = k;
+        ctx->chunk_sec[c] = pick(ctx, c, 1, -1);
+    }
+    return true;
+}
+
+static void build_ll128(cct_pctx *ctx, const cct_pstate *ps, const cct_table *t, int cc)
+{
+    for (int c = 0; c < CCT_NUM_COLLS; c++) {
+        for (int a = 0; a < CCT_NUM_ALGOS; a++) {
+            cct_ll128_query q = cct_ll128_query_blank();
+            q.nccl_version = ps->nccl_version;
+            q.min_cc = q.max_cc = cc;
+            q.ll128_c2c = ps->ll128_c2c;
+            q.coll = c;
+            q.algo = a;
+            q.nranks = ctx->nranks;
+            cct_ll128_verdict v = cct_ll128_check(&q, NULL, 0);
+            /* The CUDA 11.8 exception cannot be decided here.  With a cost table and no
+             * NCCL_PROTO override, NCCL has applied its own rule already: an LL128 entry
+             * it did not enable arrives ignored, so "allowed" is safe.  Without a cost
+             * table (v1/v2), or when NCCL_PROTO bypassed NCCL's rule, stay on the safe side. */
+            bool ok = v == CCT_LL128_ALLOWED ||
+                      (v == CCT_LL128_UNLESS_CUDA_11_8 && ctx->abi >= 3 && !ps->proto_env_set);
+            ctx->ll128_runtime[c][a] = ok;
+            ctx->ll128_ok[c][a] = ok && t && t->ll128_allowed;
+        }
+    }
+}
+
+static const char *abi_versions(int abi)
+{
+    static const char *const v[] = {"?", "v1", "v2", "v3", "v4", "v5", "v6"};
+    return (abi >= 1 && abi <= 6) ? v[abi] : "?";
+}
+
+/* What this communicator's process runs on, probed once per init. */
+typedef struct gpu_facts {
+    bool known;
+    char name[256];
+    int cc;
+    char why[256];
+} gpu_facts;
+
+/* Settle the context's mode from the table's fingerprint; returns false when strict mode
+ * must fail init.  verdict_text receives the fingerprint sentence for the INFO line. */
+static bool resolve_table(cct_pctx *ctx, const cct_pstate *ps, const gpu_facts *g,
+                          char *verdict_text, size_t len, size_t *n_sec, size_t *n_rules)
+{
+    cct_runtime rt = {g->known ? g->name : NULL,
+                      g->cc,
+                      ps->nccl_version,
+                      ctx->nranks,
+                      ctx->nnodes,
+                      ps->hostid_set};
+    char msg[512];
+    cct_fp_verdict v = cct_fingerprint_check(&ps->table, &rt, msg, sizeof msg);
+    char ver[32];
+    cct_nccl_version_format(ps->nccl_version, ver, sizeof ver);
+    const char *sep = g->why[0] ? "; " : "";
+    if (!cct_fp_usable(v)) {
+        atomic_store(&ctx->mode, v == CCT_FP_TOPOLOGY ? CCT_OUT_NO_SECTION : CCT_OUT_MISMATCH);
+        snprintf(verdict_text, len, "%s: %s%s%s", cct_fp_verdict_name(v), msg, sep, g->why);
+        bool fatal = ps->strict && v != CCT_FP_TOPOLOGY;
+        if (cct_warn_first(CCT_WARN_FINGERPRINT + (int)v) || fatal)
+            CCT_WARN(ctx->log, "table %s does not apply (%s): %s%s%s; NCCL's defaults are used%s",
+                     ps->path, cct_fp_verdict_name(v), msg, sep, g->why,
+                     fatal ? "; CCLTUNE_STRICT=1: failing communicator init" : "");
+        return !fatal;
+    }
+    snprintf(verdict_text, len, "%s (%s, cc %d.%d, NCCL %s)", msg, g->known ? g->name : "?",
+             g->cc / 10, g->cc % 10, ver);
+    if (!build_candidates(ctx, &ps->table, n_sec, n_rules)) {
+        atomic_store(&ctx->mode, CCT_OUT_TABLE_ERROR);
+        if (cct_warn_first(CCT_WARN_NO_MEMORY))
+            CCT_WARN(ctx->log, "out of memory building the communicator's rule index; NCCL's "
+                               "defaults are used");
+    }
+    return true;
+}
+
+/* The table could not be used at all: say so once, fail init under strict. */
+static bool no_table(cct_pctx *ctx, const cct_pstate *ps, char *verdict_text, size_t len)
+{
+    atomic_store(&ctx->mode, CCT_OUT_TABLE_ERROR);
+    snprintf(verdict_text, len, "no table: %s", ps->err.msg);
+    bool measuring = atomic_load(&cct_measure_on) != 0;
+    if (ps->status == CCT_TABLE_NONE && measuring)
+        return true; /* measurement mode needs no table */
+    bool fatal = ps->strict;
+    if (cct_warn_first(CCT_WARN_TABLE) || fatal)
+        CCT_WARN(ctx->log, "%s%s; NCCL's defaults are used for every call%s",
+                 ps->status == CCT_TABLE_FAILED ? "cannot use table: " : "", ps->err.msg,
+                 fatal ? "; CCLTUNE_STRICT=1: failing communicator init" : "");
+    return !fatal;
+}
+
+cct_pctx *cct_ctx_create(int abi, uint64_t comm_id, size_t nranks, size_t nnodes,
+                         ncclDebugLogger_t log, bool *fail)
+{
+    *fail = false;
+    const cct_pstate *ps = cct_pstate_get();
+    cct_pctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) {
+        if (cct_warn_first(CCT_WARN_NO_MEMORY))
+            CCT_WARN(log, "out of memory creating a tuner context; NCCL's defaults are used");
+        return NULL;
+    }
+    ctx->abi = abi;
+    ctx->comm_id = comm_id;
+    ctx->nranks = nranks > (size_t)CCT_TABLE_MAX_RANKS ? -1 : (int)nranks;
+    ctx->nnodes = nnodes > (size_t)CCT_TABLE_MAX_RANKS ? -1 : (int)nnodes;
+    ctx->log = log;
+    ctx->trace = ps->trace;
+    ctx->nccl_version = ps->nccl_version;
+    unsigned seq = atomic_fetch_add(&context_seq, 1) + 1;
+    if (abi >= 5)
+        snprintf(ctx->label, sizeof ctx->label, "0x%" PRIx64, comm_id);
+    else
+        snprintf(ctx->label, sizeof ctx->label, "#%u", seq);
+    /* user restrictions matter only where NCCL itself does not apply them (no cost table) */
+    if (abi <= 2 && ps->nccl_version < 22200)
+        ctx->env = &ps->env;
+    cct_pstate_ctx_add(1);
+
+    gpu_facts g;
+    g.why[0] = '\0';
+    g.known = cct_device_current_gpu(g.name, sizeof g.name, &g.cc, g.why, sizeof g.why);
+    build_ll128(ctx, ps, ps->status == CCT_TABLE_OK ? &ps->table : NULL, g.known ? g.cc : -1);
+
+    bool ok = true;
+    if (ps->force_env_bad && (cct_warn_first(CCT_WARN_FORCE) || ps->strict)) {
+        CCT_WARN(log, "%s; not forcing anything%s", ps->force_err.msg,
+                 ps->strict ? "; CCLTUNE_STRICT=1: failing communicator init" : "");
+        ok = !ps->strict;
+    }
+    char verdict[2048] = "";
+    size_t n_sec = 0, n_rules = 0;
+    if (ok && ps->status == CCT_TABLE_OK)
+        ok = resolve_table(ctx, ps, &g, verdict, sizeof verdict, &n_sec, &n_rules);
+    else if (ok)
+        ok = no_table(ctx, ps, verdict, sizeof verdict);
+    if (!ok) {
+        *fail = true;
+        cct_ctx_destroy(ctx);
+        return NULL;
+    }
+    char ver[32];
+    CCT_INFO(log,
+             "init comm %s nranks=%d nnodes=%d tuner %s NCCL %s: table %s%s%s%s, %zu sections / "
+             "%zu rules, %zu sections / %zu rules apply here; fingerprint %s%s",
+             ctx->label, ctx->nranks, ctx->nnodes, abi_versions(abi),
+             cct_nccl_version_format(ps->nccl_version, ver, sizeof ver),
+             ps->path[0] ? ps->path : "(none)", ps->path_from ? " (from " : "",
+             ps->path_from ? ps->path_from : "", ps->path_from ? ")" : "", ps->table.n_sections,
+             ps->n_rules, n_sec, n_rules, verdict,
+             atomic_load(&cct_measure_on) ? "; measurement mode on" : "");
+    return ctx;
+}
+
+void cct_ctx_destroy(cct_pctx *ctx)
+{
+    if (!ctx)
+        return;
+    uint64_t n[CCT_NUM_OUTCOMES], calls = 0;
+    cct_ctx_counters(ctx, n);
+    for (int i = 0; i < CCT_NUM_OUTCOMES; i++)
+        calls += n[i];
+    CCT_INFO(ctx->log,
+             "finalize comm %s nranks=%d nnodes=%d: calls=%" PRIu64 " overridden=%" PRIu64
+             " left_to_nccl: no_section=%" PRIu64 " no_rule=%" PRIu64 " ignored_entry=%" PRIu64
+             " ll128_blocked=%" PRIu64 " mismatch=%" PRIu64 " table_error=%" PRIu64,
+             ctx->label, ctx->nranks, ctx->nnodes, calls, n[CCT_OUT_OVERRIDDEN],
+             n[CCT_OUT_NO_SECTION], n[CCT_OUT_NO_RULE], n[CCT_OUT_IGNORED], n[CCT_OUT_LL128],
+             n[CCT_OUT_MISMATCH], n[CCT_OUT_TABLE_ERROR]);
+    free(ctx->cands);
+    free(ctx);
+    cct_pstate_ctx_add(-1);
+}

@@ -1,0 +1,186 @@
+/*
+ * plugin_control.c - measurement mode: the plugin as ccltune's measuring instrument.
+ *
+ * The search runner loads this library by path (the same handle NCCL gets), then switches
+ * algorithm/protocol/channels per call through ccltune_control_force() instead of creating
+ * a communicator per configuration.  External tools get the same through
+ * CCLTUNE_FORCE=algo/proto[/channels]; CCLTUNE_MEASURE=1 only records.  In measurement
+ * mode every call also records NCCL's own choice (the cheapest entry before the plugin
+ * touches the table) and which entries were ignored, for ccltune_control_last().
+ *
+ * Ordinary jobs never enter this file: getCollInfo tests one relaxed atomic flag and
+ * stays lock-free.  Once measurement mode is on, calls and control functions serialise on
+ * one mutex, which keeps "the last observation" coherent; measurement runs are not
+ * latency-critical on the CPU side.  Forcing never touches an ignored entry and never
+ * forces LL128 where the running NCCL would not enable it on this GPU.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "ccltune_control.h"
+#include "plugin_internal.h"
+
+atomic_int cct_measure_on;
+
+static pthread_mutex_t control_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool forcing;    /* guarded by control_mu; mirrored in forcing_flag */
+static cct_force force; /* guarded by control_mu */
+static atomic_bool forcing_flag;
+static ccltune_observation last = {
+    .coll = -1, .default_algo = -1, .default_proto = -1, .chosen_algo = -1, .chosen_proto = -1};
+
+static void observation_reset(ccltune_observation *o)
+{
+    memset(o, 0, sizeof *o);
+    o->coll = -1;
+    o->default_algo = o->default_proto = -1;
+    o->chosen_algo = o->chosen_proto = -1;
+}
+
+void cct_control_from_env(const cct_pstate *ps)
+{
+    if (cct_env_flag("CCLTUNE_MEASURE"))
+        atomic_store(&cct_measure_on, 1);
+    if (!ps->force_set)
+        return;
+    pthread_mutex_lock(&control_mu);
+    if (!forcing) { /* a runner that forced before the first communicator wins */
+        force = ps->force;
+        forcing = true;
+        atomic_store(&forcing_flag, true);
+    }
+    pthread_mutex_unlock(&control_mu);
+    atomic_store(&cct_measure_on, 1);
+}
+
+bool cct_control_forcing(void)
+{
+    return atomic_load_explicit(&forcing_flag, memory_order_relaxed);
+}
+
+static void record_choice(int algo, int proto, int channels, int forced_applied)
+{
+    last.chosen_algo = algo;
+    last.chosen_proto = proto;
+    last.channels = channels;
+    last.forced_applied = forced_applied;
+}
+
+cct_outcome cct_control_coll_costs(cct_pctx *ctx, int coll, size_t bytes, int pipe_ops,
+                                   float *costs, int num_algo, int num_proto, int reg_buff,
+                                   int *n_channels)
+{
+    cct_outcome out;
+    pthread_mutex_lock(&control_mu);
+    last.calls++;
+    last.coll = coll;
+    last.bytes = bytes;
+    cct_select_default(costs, num_algo, num_proto, &last.default_algo, &last.default_proto);
+    cct_select_ignored_mask(costs, num_algo, num_proto, last.ignored_mask, 7);
+    if (forcing) {
+        bool ll128_ok = ctx && cct_ctx_ll128_ok(ctx, coll, force.algo, false);
+        out = cct_select_apply(costs, num_algo, num_proto, force.algo, force.proto, ll128_ok);
+        if (out == CCT_OUT_OVERRIDDEN) {
+            if (force.channels > 0 && n_channels)
+                *n_channels = force.channels;
+            record_choice(force.algo, force.proto, n_channels ? force.channels : 0, 1);
+        } else {
+            record_choice(-1, -1, 0, 0);
+        }
+    } else if (ctx) {
+        cct_decision d = cct_ctx_decide_costs(ctx, coll, bytes, pipe_ops, reg_buff, costs, num_algo,
+                                              num_proto, n_channels);
+        out = d.outcome;
+        record_choice(d.algo, d.proto, d.channels, 0);
+    } else {
+        out = CCT_OUT_TABLE_ERROR;
+        record_choice(-1, -1, 0, 0);
+    }
+    pthread_mutex_unlock(&control_mu);
+    if (ctx)
+        cct_ctx_count(ctx, out);
+    return out;
+}
+
+cct_outcome cct_control_coll_v2(cct_pctx *ctx, int coll, size_t bytes, int collnet_support,
+                                int nvls_support, int pipe_ops, int *algo, int *proto,
+                                int *n_channels)
+{
+    cct_outcome out;
+    pthread_mutex_lock(&control_mu);
+    last.calls++;
+    last.coll = coll;
+    last.bytes = bytes;
+    last.default_algo = last.default_proto = -1; /* no cost table: NCCL's choice is unseen */
+    memset(last.ignored_mask, 0, sizeof last.ignored_mask);
+    if (forcing && ctx) {
+        cct_v2_call call = {cct_ctx_nccl_version(ctx), cct_ctx_nnodes(ctx), coll,
+                            collnet_support,           nvls_support,        cct_ctx_env(ctx)};
+        out = cct_select_check_v2(&call, force.algo, force.proto,
+                                  cct_ctx_ll128_ok(ctx, coll, force.algo, false));
+        if (out == CCT_OUT_OVERRIDDEN && algo && proto) {
+            *algo = force.algo;
+            *proto = force.proto;
+            if (force.channels > 0 && n_channels)
+                *n_channels = force.channels;
+            record_choice(force.algo, force.proto, n_channels ? force.channels : 0, 1);
+        } else {
+            if (out == CCT_OUT_OVERRIDDEN)
+                out = CCT_OUT_IGNORED;
+            record_choice(-1, -1, 0, 0);
+        }
+    } else if (ctx) {
+        cct_decision d = cct_ctx_decide_v2(ctx, coll, bytes, collnet_support, nvls_support,
+                                           pipe_ops, algo, proto, n_channels);
+        out = d.outcome;
+        record_choice(d.algo, d.proto, d.channels, 0);
+    } else {
+        out = CCT_OUT_TABLE_ERROR;
+        record_choice(-1, -1, 0, 0);
+    }
+    pthread_mutex_unlock(&control_mu);
+    if (ctx)
+        cct_ctx_count(ctx, out);
+    return out;
+}
+
+/* ---------- the exported control API (ccltune_control.h) ---------- */
+
+CCT_EXPORT int ccltune_control_abi(void)
+{
+    return CCLTUNE_CONTROL_ABI;
+}
+
+CCT_EXPORT int ccltune_control_force(int algo, int proto, int channels)
+{
+    if (algo >= CCT_NUM_ALGOS || (algo >= 0 && (proto < 0 || proto >= CCT_NUM_PROTOS)) ||
+        channels < 0 || channels > CCT_TABLE_MAX_CHANNELS)
+        return -1;
+    pthread_mutex_lock(&control_mu);
+    forcing = algo >= 0;
+    if (forcing) {
+        force.algo = algo;
+        force.proto = proto;
+        force.channels = channels;
+    }
+    atomic_store(&forcing_flag, forcing);
+    pthread_mutex_unlock(&control_mu);
+    atomic_store(&cct_measure_on, 1);
+    return 0;
+}
+
+CCT_EXPORT void ccltune_control_last(ccltune_observation *out)
+{
+    if (!out)
+        return;
+    pthread_mutex_lock(&control_mu);
+    *out = last;
+    pthread_mutex_unlock(&control_mu);
+}
+
+CCT_EXPORT void ccltune_control_reset(void)
+{
+    pthread_mutex_lock(&control_mu);
+    observation_reset(&last);
+    pthread_mutex_unlock(&control_mu);
+}

@@ -1,0 +1,227 @@
+/*
+ * plugin_internal.h - what the files of libnccl-tuner-ccltune.so share with each other
+ * (and with the unit tests, which link the same objects without the exported ABI).
+ *
+ * Layers, bottom up:
+ *   plugin_log.c     formatting through NCCL's logger; once-per-process WARNs
+ *   plugin_env.c     environment parsing: NCCL_ALGO/NCCL_PROTO as old NCCL reads them,
+ *                    CCLTUNE_FORCE
+ *   plugin_device.c  runtime facts: NCCL version, this GPU's name and capability
+ *   plugin_state.c   the process-wide state: the table, loaded once, shared read-only
+ *   plugin_select.c  pure decisions: apply a choice to a cost table, or check a v1/v2 choice
+ *   plugin_context.c one context per communicator: candidate sections, LL128 verdicts,
+ *                    counters, the per-call decision, the init/finalize log lines
+ *   plugin_control.c measurement mode (ccltune_control.h, CCLTUNE_FORCE, CCLTUNE_MEASURE)
+ *   plugin_abi.c     the exported ncclTunerPlugin_v1..v6 structs
+ * Nothing here is exported from the shared object (see plugin.map).
+ */
+#ifndef CCT_PLUGIN_INTERNAL_H
+#define CCT_PLUGIN_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cct_error.h"
+#include "cct_fingerprint.h"
+#include "cct_ll128.h"
+#include "cct_names.h"
+#include "cct_table.h"
+#include "nccl_tuner_abi.h"
+
+#define CCT_EXPORT __attribute__((visibility("default")))
+
+/* ---- counters: what happened to each call ---- */
+typedef enum cct_outcome {
+    CCT_OUT_OVERRIDDEN = 0,  /* the table's (or the forced) choice was applied */
+    CCT_OUT_NO_SECTION = 1,  /* no section for this collective / pipe_ops / reg_buff */
+    CCT_OUT_NO_RULE = 2,     /* a section but no rule for the size (an empty section) */
+    CCT_OUT_IGNORED = 3,     /* the chosen entry is ignored/unsupported/excluded here */
+    CCT_OUT_LL128 = 4,       /* LL128 chosen where NCCL would not enable it by default */
+    CCT_OUT_MISMATCH = 5,    /* fingerprint mismatch: the table does not belong here */
+    CCT_OUT_TABLE_ERROR = 6, /* no usable table (missing, unreadable, malformed, unset) */
+    CCT_NUM_OUTCOMES = 7
+} cct_outcome;
+
+/* "overridden", "no_section", ... as used in the finalize line. */
+const char *cct_outcome_name(int outcome);
+
+/* ---- plugin_log.c ---- */
+
+/* Log one line through NCCL's logger (NULL: silent), prefixed "ccltune: ". */
+void cct_plog(ncclDebugLogger_t log, ncclDebugLogLevel level, unsigned long flags, const char *file,
+              int line, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+#define CCT_LOG(log, level, flags, ...)                                                            \
+    cct_plog((log), (level), (flags), __FILE__, __LINE__, __VA_ARGS__)
+#define CCT_WARN(log, ...) CCT_LOG(log, NCCL_LOG_WARN, CCT_NCCL_SUBSYS_INIT, __VA_ARGS__)
+#define CCT_INFO(log, ...)                                                                         \
+    CCT_LOG(log, NCCL_LOG_INFO, CCT_NCCL_SUBSYS_INIT | CCT_NCCL_SUBSYS_TUNING, __VA_ARGS__)
+
+/* Once-per-process topics for WARNs: the first caller gets true, everyone after false. */
+typedef enum cct_warn_topic {
+    CCT_WARN_TABLE = 0,
+    CCT_WARN_FINGERPRINT = 1, /* + cct_fp_verdict */
+    CCT_WARN_FORCE = 1 + CCT_FP_NUM_VERDICTS,
+    CCT_WARN_V1_SHAPES,
+    CCT_WARN_NO_MEMORY,
+    CCT_NUM_WARN_TOPICS
+} cct_warn_topic;
+bool cct_warn_first(int topic);
+void cct_warn_reset(void); /* tests only */
+
+/* ---- plugin_env.c ---- */
+
+/* Which algorithms/protocols NCCL_ALGO/NCCL_PROTO leave enabled, as NCCL 2.19-2.21 parse
+ * them: comma-separated names, case-insensitive, a leading '^' excludes the listed ones,
+ * unknown names are ignored.  Unset variables enable everything. */
+typedef struct cct_env_mask {
+    bool algo[CCT_NUM_ALGOS];
+    bool proto[CCT_NUM_PROTOS];
+    bool algo_set, proto_set; /* the variable was present */
+} cct_env_mask;
+void cct_env_mask_parse(const char *algo_env, const char *proto_env, cct_env_mask *out);
+/* One NCCL-style list against a name table; enabled[] gets n entries. */
+void cct_env_list_parse(const char *text, const char *const *names, int n, bool *enabled);
+
+/* A configuration to force (CCLTUNE_FORCE, ccltune_control_force). */
+typedef struct cct_force {
+    int algo, proto; /* cct_algo, cct_proto */
+    int channels;    /* 0: NCCL's count */
+} cct_force;
+/* "ring/ll" or "Tree/Simple/2": algorithm/protocol[/channels]. */
+cct_status cct_force_parse(const char *text, cct_force *out, cct_error *err);
+
+/* A boolean environment variable: "1", "true", "yes", "on" (case-insensitive). */
+bool cct_env_flag(const char *name);
+
+/* ---- plugin_device.c ---- */
+
+/* NCCL_VERSION_CODE of the NCCL in this process (ncclGetVersion looked up at run time),
+ * 0 when not found. */
+int cct_device_nccl_version(void);
+/* Name and compute capability of the GPU current on the calling thread, through the CUDA
+ * driver already loaded in the process.  false (and why) when it cannot be read. */
+bool cct_device_current_gpu(char *name, size_t name_len, int *cc, char *why, size_t why_len);
+
+/* ---- plugin_state.c: the process-wide table ---- */
+typedef enum cct_table_status {
+    CCT_TABLE_NONE = 0,  /* no table configured (CCLTUNE_TABLE unset) */
+    CCT_TABLE_OK = 1,    /* loaded and valid */
+    CCT_TABLE_FAILED = 2 /* configured but missing, unreadable or malformed */
+} cct_table_status;
+
+typedef struct cct_pstate {
+    cct_table_status status;
+    const char *path_from; /* "CCLTUNE_TABLE" / "NCCL_TUNER_CONFIG_FILE"; NULL */
+    char path[4096];
+    cct_table table; /* valid when status == CCT_TABLE_OK; read-only after load */
+    size_t n_rules;  /* over all sections */
+    cct_error err;   /* why status == CCT_TABLE_FAILED (or CCLTUNE_FORCE was rejected) */
+    bool strict;     /* CCLTUNE_STRICT */
+    bool trace;      /* NCCL_DEBUG=TRACE: format TRACE lines */
+    int nccl_version;
+    bool hostid_set;
+    int ll128_c2c;      /* NCCL_LL128_C2C, -1 when unset */
+    bool proto_env_set; /* NCCL_PROTO present */
+    cct_env_mask env;   /* NCCL_ALGO / NCCL_PROTO */
+    bool force_set;     /* CCLTUNE_FORCE present and valid */
+    cct_force force;    /* its value */
+    bool force_env_bad; /* CCLTUNE_FORCE present but malformed */
+    cct_error force_err;
+} cct_pstate;
+
+/* The state, loading it on first use (thread-safe, once per loaded library). */
+const cct_pstate *cct_pstate_get(void);
+/* Contexts alive; the unload destructor frees the table only when this is 0. */
+void cct_pstate_ctx_add(int delta);
+
+/* ---- plugin_select.c: pure decisions ---- */
+
+/* Apply (algo, proto) to a cost table float[num_algo][num_proto]: set that entry to 0.0
+ * when it is in bounds, not ignored (-1.0, or any negative/NaN value NCCL skips) and,
+ * for LL128, ll128_ok.  Returns CCT_OUT_OVERRIDDEN, CCT_OUT_IGNORED or CCT_OUT_LL128. */
+cct_outcome cct_select_apply(float *costs, int num_algo, int num_proto, int algo, int proto,
+                             bool ll128_ok);
+/* NCCL's own choice on an untouched table: the first strictly cheapest entry >= 0 that is
+ * not ignored, scanning algorithms then protocols.  -1/-1 when none. */
+void cct_select_default(const float *costs, int num_algo, int num_proto, int *algo, int *proto);
+/* Bit p of mask[a] set when entry (a, p) is ignored (a < min(num_algo, 7), p < 31). */
+void cct_select_ignored_mask(const float *costs, int num_algo, int num_proto, int *mask,
+                             int mask_len);
+
+/* What NCCL 2.19-2.21 (tuner v1/v2, no cost table) would accept without checking. */
+typedef struct cct_v2_call {
+    int nccl_version;
+    int nnodes;
+    int coll;
+    int collnet_support;
+    int nvls_support;
+    const cct_env_mask *env; /* NULL: no NCCL_ALGO/NCCL_PROTO restrictions */
+} cct_v2_call;
+/* CCT_OUT_OVERRIDDEN when (algo, proto) is safe to hand to NCCL, else why not. */
+cct_outcome cct_select_check_v2(const cct_v2_call *call, int algo, int proto, bool ll128_ok);
+
+/* ---- plugin_context.c ---- */
+
+typedef struct cct_pctx cct_pctx;
+
+/* Create a communicator's context.  On a configuration error under CCLTUNE_STRICT returns
+ * NULL with *fail set (the caller fails init); otherwise never fails except for memory
+ * (NULL, *fail false: the caller proceeds without a context).  abi is 1..6. */
+cct_pctx *cct_ctx_create(int abi, uint64_t comm_id, size_t nranks, size_t nnodes,
+                         ncclDebugLogger_t log, bool *fail);
+/* Log the finalize line and free. NULL is fine. */
+void cct_ctx_destroy(cct_pctx *ctx);
+
+/* v3+: decide on a cost table; returns the outcome (already counted). */
+cct_outcome cct_ctx_coll_costs(cct_pctx *ctx, int coll, size_t bytes, int pipe_ops, float **costs,
+                               int num_algo, int num_proto, int reg_buff, int *n_channels);
+/* v1/v2: decide without a cost table. */
+cct_outcome cct_ctx_coll_v2(cct_pctx *ctx, int coll, size_t bytes, int collnet_support,
+                            int nvls_support, int pipe_ops, int *algo, int *proto, int *n_channels);
+/* v6: a rule's chunk size, when NCCL chose that rule's algorithm and protocol. */
+void cct_ctx_chunk_size(cct_pctx *ctx, int coll, size_t bytes, int algo, int proto, int n_channels,
+                        size_t *chunk);
+/* Counters so far (index: cct_outcome). */
+void cct_ctx_counters(const cct_pctx *ctx, uint64_t out[CCT_NUM_OUTCOMES]);
+int cct_ctx_nranks(const cct_pctx *ctx);
+int cct_ctx_nnodes(const cct_pctx *ctx);
+/* v1 only: mark the process-wide context as serving communicators of different shapes. */
+void cct_ctx_set_ambiguous(cct_pctx *ctx);
+
+/* The decision of the table for one call, without counting (used by measurement mode). */
+typedef struct cct_decision {
+    cct_outcome outcome;
+    int algo, proto, channels; /* -1/-1/0 when left to NCCL */
+} cct_decision;
+
+/* ---- plugin_control.c ---- */
+extern atomic_int cct_measure_on; /* measurement mode: calls go through cct_control_* */
+/* Called once at state load: CCLTUNE_MEASURE / CCLTUNE_FORCE. */
+void cct_control_from_env(const cct_pstate *ps);
+/* Measured variants of the per-call entry points (take the control mutex). */
+cct_outcome cct_control_coll_costs(cct_pctx *ctx, int coll, size_t bytes, int pipe_ops,
+                                   float *costs, int num_algo, int num_proto, int reg_buff,
+                                   int *n_channels);
+cct_outcome cct_control_coll_v2(cct_pctx *ctx, int coll, size_t bytes, int collnet_support,
+                                int nvls_support, int pipe_ops, int *algo, int *proto,
+                                int *n_channels);
+/* True when a forced configuration is active (getChunkSize then leaves NCCL's size). */
+bool cct_control_forcing(void);
+
+/* Context internals measurement mode needs: the table's decision, and a forced one. */
+cct_decision cct_ctx_decide_costs(const cct_pctx *ctx, int coll, size_t bytes, int pipe_ops,
+                                  int reg_buff, float *costs, int num_algo, int num_proto,
+                                  int *n_channels);
+cct_decision cct_ctx_decide_v2(const cct_pctx *ctx, int coll, size_t bytes, int collnet_support,
+                               int nvls_support, int pipe_ops, int *algo, int *proto,
+                               int *n_channels);
+/* LL128 verdict for (coll, algo): with_table also requires the table's ll128 verdict
+ * (measurement mode forces configurations without a table and passes false). */
+bool cct_ctx_ll128_ok(const cct_pctx *ctx, int coll, int algo, bool with_table);
+const cct_env_mask *cct_ctx_env(const cct_pctx *ctx);
+int cct_ctx_nccl_version(const cct_pctx *ctx);
+void cct_ctx_count(cct_pctx *ctx, cct_outcome outcome);
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * plugin_state.c - the process-wide half of the plugin: the table, parsed once.
+ *
+ * Jobs create hundreds of communicators (MoE, pipeline groups), often from several
+ * threads; each gets a context, but all of them share one table parsed at the first init
+ * (pthread_once) and never modified afterwards, so lookups need no locks.  The environment
+ * that shapes every decision (table path, CCLTUNE_STRICT, NCCL_DEBUG, NCCL_ALGO/PROTO,
+ * NCCL_HOSTID, NCCL_LL128_C2C) is read at the same moment, once, and so is the NCCL
+ * version.  The table path is CCLTUNE_TABLE, else NCCL_TUNER_CONFIG_FILE when it names a
+ * .yaml/.yml file (that variable also serves other tuners' formats).
+ *
+ * NCCL dlcloses the plugin when its last communicator is destroyed; the destructor then
+ * frees the table, unless contexts are still alive (a process exiting without destroying
+ * its communicators): memory then stays with the exiting process rather than risking a
+ * use-after-free on another thread.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "plugin_internal.h"
+
+static cct_pstate state;
+static pthread_once_t state_once = PTHREAD_ONCE_INIT;
+static atomic_int live_contexts;
+
+static bool is_yaml_path(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    return dot && (strcasecmp(dot, ".yaml") == 0 || strcasecmp(dot, ".yml") == 0);
+}
+
+static int env_int(const char *name, int fallback)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return fallback;
+    char *end;
+    long x = strtol(v, &end, 0);
+    return (*end == '\0') ? (int)x : fallback;
+}
+
+static void load_table(cct_pstate *ps)
+{
+    const char *path = getenv("CCLTUNE_TABLE");
+    ps->path_from = "CCLTUNE_TABLE";
+    if (!path || !*path) {
+        path = getenv("NCCL_TUNER_CONFIG_FILE");
+        ps->path_from = "NCCL_TUNER_CONFIG_FILE";
+        if (path && !is_yaml_path(path))
+            path = NULL;
+    }
+    if (!path || !*path) {
+        ps->path_from = NULL;
+        ps->status = CCT_TABLE_NONE;
+        cct_error_set(&ps->err, CCT_ENOTFOUND,
+                      "no table configured (set CCLTUNE_TABLE=/path/to/table.yaml)");
+        return;
+    }
+    if (strlen(path) >= sizeof ps->path) {
+        ps->status = CCT_TABLE_FAILED;
+        cct_error_set(&ps->err, CCT_EINVAL, "table path in %s is too long", ps->path_from);
+        return;
+    }
+    strcpy(ps->path, path);
+    cct_status st = cct_table_load_file(ps->path, &ps->table, &ps->err);
+    if (st != CCT_OK) {
+        ps->status = CCT_TABLE_FAILED;
+        if (!ps->err.msg[0])
+            cct_error_set(&ps->err, st, "%s: %s", ps->path, cct_strerror(st));
+        return;
+    }
+    ps->status = CCT_TABLE_OK;
+    for (size_t i = 0; i < ps->table.n_sections; i++)
+        ps->n_rules += ps->table.sections[i].n_rules;
+}
+
+static void load_once(void)
+{
+    cct_pstate *ps = &state;
+    cct_table_init(&ps->table);
+    ps->strict = cct_env_flag("CCLTUNE_STRICT");
+    const char *dbg = getenv("NCCL_DEBUG");
+    ps->trace = dbg && strcasecmp(dbg, "TRACE") == 0;
+    ps->nccl_version = cct_device_nccl_version();
+    ps->hostid_set = getenv("NCCL_HOSTID") != NULL;
+    ps->ll128_c2c = env_int("NCCL_LL128_C2C", -1);
+    ps->proto_env_set = getenv("NCCL_PROTO") != NULL;
+    cct_env_mask_parse(getenv("NCCL_ALGO"), getenv("NCCL_PROTO"), &ps->env);
+    load_table(ps);
+    const char *force = getenv("CCLTUNE_FORCE");
+    if (force) {
+        ps->force_set = cct_force_parse(force, &ps->force, &ps->force_err) == CCT_OK;
+        ps->force_env_bad = !ps->force_set;
+    }
+    cct_control_from_env(ps);
+}
+
+const cct_pstate *cct_pstate_get(void)
+{
+    pthread_once(&state_once, load_once);
+    return &state;
+}
+
+void cct_pstate_ctx_add(int delta)
+{
+    atomic_fetch_add(&live_contexts, delta);
+}
+
+__attribute__((destructor)) static void cct_pstate_unload(void)
+{
+    if (atomic_load(&live_contexts) == 0)
+        cct_table_destroy(&state.table);
+}

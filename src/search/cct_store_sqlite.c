@@ -111,7 +111,8 @@ cct_status cct_store_begin_write(cct_store *s, const char *doing, cct_error *err
 {
     if (s->read_only)
         return cct_error_set(err, CCT_EIO,
-                             "store %s was opened read-only: cannot %s (open it for writing)",
+                             "store %s was opened read-only, so %s is not possible (open it "
+                             "for writing)",
                              s->path, doing);
     return cct_store_exec(s, "BEGIN IMMEDIATE", doing, err);
 }

@@ -172,68 +172,106 @@ static bool same_key(const cct_section *a, const cct_section *b)
            a->pipe_ops == b->pipe_ops && a->reg_buff == b->reg_buff;
 }
 
+/* Record where a check failed and pass the status through. */
+static cct_status blame(cct_check_where *where, cct_check_item item, size_t index, cct_status st)
+{
+    if (where) {
+        where->item = item;
+        where->index = index;
+    }
+    return st;
+}
+
 cct_status cct_table_check_section(const cct_section *s, cct_error *err)
+{
+    return cct_table_check_section_at(s, err, NULL);
+}
+
+cct_status cct_table_check_section_at(const cct_section *s, cct_error *err, cct_check_where *where)
 {
     char key[128];
     cct_section_describe(s, key, sizeof key);
     if (s->coll < 0 || s->coll >= CCT_NUM_COLLS)
-        return cct_error_set(err, CCT_EINVAL, "section has unknown collective %d", s->coll);
+        return blame(where, CCT_CHECK_SECTION, 0,
+                     cct_error_set(err, CCT_EINVAL, "section has unknown collective %d", s->coll));
     if (s->ranks < 1 || s->ranks > CCT_TABLE_MAX_RANKS)
-        return cct_error_set(err, CCT_EINVAL, "%s: ranks must be 1..%d", key, CCT_TABLE_MAX_RANKS);
+        return blame(
+            where, CCT_CHECK_SECTION, 0,
+            cct_error_set(err, CCT_EINVAL, "%s: ranks must be 1..%d", key, CCT_TABLE_MAX_RANKS));
     if (s->nodes < 1 || s->nodes > s->ranks)
-        return cct_error_set(err, CCT_EINVAL, "%s: nodes must be 1..ranks", key);
+        return blame(where, CCT_CHECK_SECTION, 0,
+                     cct_error_set(err, CCT_EINVAL, "%s: nodes must be 1..ranks", key));
     if (s->pipe_ops != CCT_ANY && s->pipe_ops < 1)
-        return cct_error_set(err, CCT_EINVAL, "%s: pipe_ops must be >= 1", key);
+        return blame(where, CCT_CHECK_SECTION, 0,
+                     cct_error_set(err, CCT_EINVAL, "%s: pipe_ops must be >= 1", key));
     if (s->reg_buff != CCT_ANY && s->reg_buff != 0 && s->reg_buff != 1)
-        return cct_error_set(err, CCT_EINVAL, "%s: reg_buff must be true or false", key);
+        return blame(where, CCT_CHECK_SECTION, 0,
+                     cct_error_set(err, CCT_EINVAL, "%s: reg_buff must be true or false", key));
     if (s->n_rules == 0)
-        return cct_error_set(err, CCT_EINVAL, "%s: no rules", key);
+        return blame(where, CCT_CHECK_SECTION, 0,
+                     cct_error_set(err, CCT_EINVAL, "%s: no rules", key));
     for (size_t i = 0; i < s->n_rules; i++) {
         const cct_rule *r = &s->rules[i];
         size_t no = i + 1;
         if (r->algo < 0 || r->algo >= CCT_NUM_ALGOS)
-            return cct_error_set(err, CCT_EINVAL, "%s rule %zu: unknown algorithm", key, no);
+            return blame(where, CCT_CHECK_RULE, i,
+                         cct_error_set(err, CCT_EINVAL, "%s rule %zu: unknown algorithm", key, no));
         if (r->proto < 0 || r->proto >= CCT_NUM_PROTOS)
-            return cct_error_set(err, CCT_EINVAL, "%s rule %zu: unknown protocol", key, no);
+            return blame(where, CCT_CHECK_RULE, i,
+                         cct_error_set(err, CCT_EINVAL, "%s rule %zu: unknown protocol", key, no));
         if (r->channels < 0 || r->channels > CCT_TABLE_MAX_CHANNELS)
-            return cct_error_set(err, CCT_EINVAL, "%s rule %zu: channels must be 0..%d", key, no,
-                                 CCT_TABLE_MAX_CHANNELS);
+            return blame(where, CCT_CHECK_RULE, i,
+                         cct_error_set(err, CCT_EINVAL, "%s rule %zu: channels must be 0..%d", key,
+                                       no, CCT_TABLE_MAX_CHANNELS));
         if (r->max_bytes <= r->min_bytes)
-            return cct_error_set(err, CCT_EINVAL, "%s rule %zu: empty band (max_bytes <= min_bytes)",
-                                 key, no);
+            return blame(where, CCT_CHECK_RULE, i,
+                         cct_error_set(err, CCT_EINVAL,
+                                       "%s rule %zu: empty band (max_bytes <= min_bytes)", key,
+                                       no));
         if (i == 0 && r->min_bytes != 0)
-            return cct_error_set(err, CCT_EINVAL,
-                                 "%s rule 1: the first band must start at min_bytes 0", key);
+            return blame(where, CCT_CHECK_RULE, i,
+                         cct_error_set(err, CCT_EINVAL,
+                                       "%s rule 1: the first band must start at min_bytes 0", key));
         if (i > 0) {
             uint64_t prev = s->rules[i - 1].max_bytes;
             if (r->min_bytes > prev)
-                return cct_error_set(err, CCT_EINVAL,
-                                     "%s rule %zu: gap: sizes %llu..%llu are not covered", key, no,
-                                     (unsigned long long)prev,
-                                     (unsigned long long)(r->min_bytes - 1));
+                return blame(where, CCT_CHECK_RULE, i,
+                             cct_error_set(err, CCT_EINVAL,
+                                           "%s rule %zu: gap: sizes %llu..%llu are not covered",
+                                           key, no, (unsigned long long)prev,
+                                           (unsigned long long)(r->min_bytes - 1)));
             if (r->min_bytes < prev)
-                return cct_error_set(err, CCT_EINVAL,
-                                     "%s rule %zu: overlaps or is out of order with rule %zu", key,
-                                     no, no - 1);
+                return blame(where, CCT_CHECK_RULE, i,
+                             cct_error_set(err, CCT_EINVAL,
+                                           "%s rule %zu: overlaps or is out of order with rule %zu",
+                                           key, no, no - 1));
         }
         if (!(isnan(r->predicted_us) || r->predicted_us >= 0.0))
-            return cct_error_set(err, CCT_EINVAL, "%s rule %zu: predicted_us must be >= 0", key, no);
+            return blame(
+                where, CCT_CHECK_RULE, i,
+                cct_error_set(err, CCT_EINVAL, "%s rule %zu: predicted_us must be >= 0", key, no));
     }
     if (s->rules[s->n_rules - 1].max_bytes != CCT_BYTES_INF)
-        return cct_error_set(err, CCT_EINVAL, "%s: the last band must end at max_bytes inf", key);
+        return blame(
+            where, CCT_CHECK_RULE, s->n_rules - 1,
+            cct_error_set(err, CCT_EINVAL, "%s: the last band must end at max_bytes inf", key));
     for (size_t i = 0; i < s->n_models; i++) {
         const cct_model *m = &s->models[i];
         if (m->algo < 0 || m->algo >= CCT_NUM_ALGOS || m->proto < 0 || m->proto >= CCT_NUM_PROTOS)
-            return cct_error_set(err, CCT_EINVAL, "%s model %zu: unknown algorithm or protocol",
-                                 key, i + 1);
+            return blame(where, CCT_CHECK_MODEL, i,
+                         cct_error_set(err, CCT_EINVAL,
+                                       "%s model %zu: unknown algorithm or protocol", key, i + 1));
         if (m->channels < 0 || m->channels > CCT_TABLE_MAX_CHANNELS)
-            return cct_error_set(err, CCT_EINVAL, "%s model %zu: channels must be 0..%d", key,
-                                 i + 1, CCT_TABLE_MAX_CHANNELS);
+            return blame(where, CCT_CHECK_MODEL, i,
+                         cct_error_set(err, CCT_EINVAL, "%s model %zu: channels must be 0..%d", key,
+                                       i + 1, CCT_TABLE_MAX_CHANNELS));
     }
     for (size_t i = 0; i < s->n_penalties; i++) {
         const cct_align_penalty *p = &s->penalties[i];
         if (p->proto < 0 || p->proto >= CCT_NUM_PROTOS)
-            return cct_error_set(err, CCT_EINVAL, "%s alignment %zu: unknown protocol", key, i + 1);
+            return blame(
+                where, CCT_CHECK_PENALTY, i,
+                cct_error_set(err, CCT_EINVAL, "%s alignment %zu: unknown protocol", key, i + 1));
     }
     return CCT_OK;
 }

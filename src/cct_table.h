@@ -145,6 +145,25 @@ cct_status cct_table_check(const cct_table *table, cct_error *err);
 /* The checks of cct_table_check() for one section (without the duplicate-key check). */
 cct_status cct_table_check_section(const cct_section *section, cct_error *err);
 
+/* Which part of a section cct_table_check_section_at() objected to, so that a caller that
+ * knows where each item came from (the YAML reader) can point at it. */
+typedef enum cct_check_item {
+    CCT_CHECK_SECTION = 0, /* the section as a whole (its key, or it has no rules) */
+    CCT_CHECK_RULE = 1,
+    CCT_CHECK_MODEL = 2,
+    CCT_CHECK_PENALTY = 3
+} cct_check_item;
+
+typedef struct cct_check_where {
+    cct_check_item item;
+    size_t index; /* 0-based index into rules/models/penalties; 0 for the section */
+} cct_check_where;
+
+/* cct_table_check_section(), also saying where the problem is (where may be NULL; it is
+ * only written on failure).  A last band that does not end at inf is blamed on that rule. */
+cct_status cct_table_check_section_at(const cct_section *section, cct_error *err,
+                                      cct_check_where *where);
+
 /* The section that applies to a call, or NULL.  Exact matches on ranks and nodes; a section
  * with a specific pipe_ops/reg_buff beats one that says CCT_ANY. */
 const cct_section *cct_table_find_section(const cct_table *table, int coll, int ranks, int nodes,
@@ -166,7 +185,8 @@ const char *cct_cc_format(int cc, char *buf, size_t len);
 #define CCT_TABLE_MAX_FILE_BYTES (64u << 20)
 
 /* Load and fully validate a table.  `name` is used in messages ("FILE:LINE:COL: ...").
- * On failure the table is left empty (destroyed) and err explains. */
+ * `table` is an output: it is initialised here (anything it held is not freed).  On failure
+ * the table is left empty (destroyed) and err explains. */
 cct_status cct_table_load_file(const char *path, cct_table *table, cct_error *err);
 cct_status cct_table_load_buffer(const char *data, size_t len, const char *name,
                                  cct_table *table, cct_error *err);

@@ -1,0 +1,533 @@
+/*
+ * cct_table_write.c - the deterministic YAML table writer (cct_table_write / _save).
+ *
+ * Tables live in git, so the same table must always give the same bytes and a diff must
+ * always be a real change.  The writer therefore fixes everything a YAML library would
+ * leave open: key order (docs/table-format.md), sections sorted by (collective, ranks,
+ * nodes, pipe_ops, reg_buff), models by (algo, proto, channels, buffsize), alignment
+ * entries by (proto, offset), one flow mapping per rule/model line, every string
+ * double-quoted, fixed printf formats for floats (printed in the C locale), NaN fields left
+ * out.  It is a small hand emitter rather than libyaml's, because the emitter's line
+ * wrapping and style choices are exactly what must not vary.
+ *
+ * Before anything reaches the caller's stream the text is built in memory and loaded back
+ * with the strict reader: the writer never produces a file the loader would refuse.
+ * cct_table_save() adds atomic replacement (temporary file, fsync, rename, fsync folder).
+ */
+#include "cct_table.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <locale.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Float formats: enough digits for the quantity's precision, few enough to be stable
+ * (each format reads back to a double that prints the same text again). */
+#define FMT_US "%.3f"   /* predicted_us, alpha_us, alpha_ci, alpha2_us: nanosecond steps */
+#define FMT_FRAC "%.4f" /* margin, margin_default, penalty: 0.01 % steps */
+#define FMT_GBPS "%.4f" /* beta_gbps, beta_ci, beta2_gbps: 0.1 MB/s steps */
+#define FMT_R2 "%.5f"   /* r2 */
+
+typedef struct writer {
+    FILE *f;
+    cct_error *err;
+    cct_status st;
+} writer;
+
+/* ---- strings ---- */
+
+/* Decode one UTF-8 character at s; returns its length, 0 when the bytes are not valid
+ * (overlong forms, surrogates and values past U+10FFFF included). */
+static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
+{
+    if (s[0] < 0x80) {
+        *cp = s[0];
+        return 1;
+    }
+    size_t n;
+    uint32_t v, min;
+    if ((s[0] & 0xe0) == 0xc0) {
+        n = 2, v = s[0] & 0x1f, min = 0x80;
+    } else if ((s[0] & 0xf0) == 0xe0) {
+        n = 3, v = s[0] & 0x0f, min = 0x800;
+    } else if ((s[0] & 0xf8) == 0xf0) {
+        n = 4, v = s[0] & 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        v = (v << 6) | (s[i] & 0x3f);
+    }
+    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+        return 0;
+    *cp = v;
+    return n;
+}
+
+static bool utf8_valid(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    uint32_t cp;
+    while (*p) {
+        size_t n = utf8_decode(p, &cp);
+        if (n == 0)
+            return false;
+        p += n;
+    }
+    return true;
+}
+
+/* A double-quoted YAML scalar.  Characters a YAML reader would not take literally inside
+ * quotes -- controls, C1 controls (U+0085 is a line break to YAML 1.1), the Unicode line and
+ * paragraph separators, the BOM and the non-characters U+FFFE/U+FFFF -- are escaped; every
+ * other character, ASCII or not, is written as itself.  The string was checked by
+ * utf8_valid() beforehand. */
+static void put_quoted(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', f);
+    while (*p) {
+        uint32_t cp = 0;
+        size_t n = utf8_decode(p, &cp);
+        if (n == 0) { /* unreachable after utf8_valid(); keep the output well-formed */
+            fputs("\\uFFFD", f);
+            p++;
+            continue;
+        }
+        if (cp == '"')
+            fputs("\\\"", f);
+        else if (cp == '\\')
+            fputs("\\\\", f);
+        else if (cp == '\n')
+            fputs("\\n", f);
+        else if (cp == '\t')
+            fputs("\\t", f);
+        else if (cp == '\r')
+            fputs("\\r", f);
+        else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+            fprintf(f, "\\x%02X", (unsigned)cp);
+        else if (cp == 0x2028 || cp == 0x2029 || cp == 0xfeff || cp == 0xfffe || cp == 0xffff)
+            fprintf(f, "\\u%04X", (unsigned)cp);
+        else
+            fwrite(p, 1, n, f);
+        p += n;
+    }
+    fputc('"', f);
+}
+
+/* ---- numbers ---- */
+
+/* Print v with fmt, without a minus sign on a value that rounds to zero ("-0.000"), which
+ * would otherwise make tables differ only in the sign of nothing. */
+static void put_float(FILE *f, const char *fmt, double v)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, fmt, v);
+    const char *text = buf;
+    if (buf[0] == '-' && strspn(buf + 1, "0.") == strlen(buf + 1))
+        text = buf + 1;
+    fputs(text, f);
+}
+
+static void put_size(FILE *f, uint64_t v)
+{
+    if (v == CCT_BYTES_INF)
+        fputs("inf", f);
+    else
+        fprintf(f, "%llu", (unsigned long long)v);
+}
+
+/* ", key: value" for an optional float; nothing when the value is unknown (NaN). */
+static void opt_float(FILE *f, const char *key, const char *fmt, double v)
+{
+    if (isnan(v))
+        return;
+    fprintf(f, ", %s: ", key);
+    put_float(f, fmt, v);
+}
+
+/* ---- checks that give a better message than the read-back would ---- */
+
+static cct_status need_string(const char *s, const char *what, cct_error *err)
+{
+    if (!s)
+        return cct_error_set(err, CCT_EINVAL, "cannot write the table: %s is not set", what);
+    if (!utf8_valid(s))
+        return cct_error_set(err, CCT_EINVAL, "cannot write the table: %s is not valid UTF-8",
+                             what);
+    return CCT_OK;
+}
+
+static cct_status need_finite(double v, const char *what, const cct_section *s, cct_error *err)
+{
+    if (isnan(v) || isfinite(v))
+        return CCT_OK;
+    char key[128];
+    return cct_error_set(err, CCT_EINVAL, "cannot write the table: %s %s is infinite",
+                         cct_section_describe(s, key, sizeof key), what);
+}
+
+static cct_status check_writable(const cct_table *t, cct_error *err)
+{
+    const cct_provenance *p = &t->provenance;
+    const cct_fingerprint *fp = &t->fingerprint;
+    cct_status st = CCT_OK;
+    const struct {
+        const char *s, *what;
+        bool required;
+    } strings[] = {
+        {p->tool, "provenance.tool", true},       {p->created, "provenance.created", true},
+        {p->nccl, "provenance.nccl", false},      {p->source, "provenance.source", true},
+        {p->runs, "provenance.runs", false},      {p->note, "provenance.note", false},
+        {fp->gpu, "fingerprint.gpu", true},       {fp->links, "fingerprint.links", true},
+        {fp->nccl, "fingerprint.nccl", true},     {fp->cuda, "fingerprint.cuda", false},
+        {t->ll128_reason, "ll128.reason", false},
+    };
+    for (size_t i = 0; st == CCT_OK && i < sizeof strings / sizeof strings[0]; i++)
+        if (strings[i].required || strings[i].s)
+            st = need_string(strings[i].s, strings[i].what, err);
+    for (size_t i = 0; st == CCT_OK && i < t->n_env; i++)
+        st = need_string(t->env[i].value, t->env[i].key, err);
+    if (st != CCT_OK)
+        return st;
+    char cc[16];
+    if (cct_cc_parse(cct_cc_format(fp->cc, cc, sizeof cc)) != fp->cc)
+        return cct_error_set(err, CCT_EINVAL,
+                             "cannot write the table: fingerprint.cc %d is not a compute "
+                             "capability",
+                             fp->cc);
+    for (size_t i = 0; i < t->n_sections; i++) {
+        const cct_section *s = &t->sections[i];
+        if ((st = cct_table_check_section(s, err)) != CCT_OK)
+            return st;
+        for (size_t j = 0; st == CCT_OK && j < s->n_rules; j++) {
+            const cct_rule *r = &s->rules[j];
+            st = need_finite(r->predicted_us, "predicted_us", s, err);
+            if (st == CCT_OK)
+                st = need_finite(r->margin, "margin", s, err);
+            if (st == CCT_OK)
+                st = need_finite(r->margin_default, "margin_default", s, err);
+        }
+        for (size_t j = 0; st == CCT_OK && j < s->n_models; j++) {
+            const cct_model *m = &s->models[j];
+            const double v[] = {m->alpha_us, m->alpha_ci,  m->beta_gbps, m->beta_ci,
+                                m->r2,       m->alpha2_us, m->beta2_gbps};
+            for (size_t k = 0; st == CCT_OK && k < sizeof v / sizeof v[0]; k++)
+                st = need_finite(v[k], "model value", s, err);
+        }
+        for (size_t j = 0; st == CCT_OK && j < s->n_penalties; j++)
+            st = need_finite(s->penalties[j].penalty, "alignment penalty", s, err);
+        if (st != CCT_OK)
+            return st;
+    }
+    return CCT_OK;
+}
+
+/* ---- ordering ---- */
+
+static int cmp_int(int a, int b)
+{
+    return (a > b) - (a < b);
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+    return (a > b) - (a < b);
+}
+
+static int cmp_section(const void *a, const void *b)
+{
+    const cct_section *x = *(const cct_section *const *)a, *y = *(const cct_section *const *)b;
+    int c = cmp_int(x->coll, y->coll);
+    if (!c)
+        c = cmp_int(x->ranks, y->ranks);
+    if (!c)
+        c = cmp_int(x->nodes, y->nodes);
+    if (!c)
+        c = cmp_int(x->pipe_ops, y->pipe_ops);
+    if (!c)
+        c = cmp_int(x->reg_buff, y->reg_buff);
+    return c;
+}
+
+static int cmp_model(const void *a, const void *b)
+{
+    const cct_model *x = *(const cct_model *const *)a, *y = *(const cct_model *const *)b;
+    int c = cmp_int(x->algo, y->algo);
+    if (!c)
+        c = cmp_int(x->proto, y->proto);
+    if (!c)
+        c = cmp_int(x->channels, y->channels);
+    if (!c)
+        c = cmp_u64(x->buffsize, y->buffsize);
+    return c;
+}
+
+static int cmp_penalty(const void *a, const void *b)
+{
+    const cct_align_penalty *x = *(const cct_align_penalty *const *)a;
+    const cct_align_penalty *y = *(const cct_align_penalty *const *)b;
+    int c = cmp_int(x->proto, y->proto);
+    return c ? c : (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+/* An array of pointers to n elements of size elem, sorted with cmp; NULL on ENOMEM (or
+ * when n is 0, which callers treat as "nothing to write"). */
+static const void **sorted_view(const void *base, size_t n, size_t elem,
+                                int (*cmp)(const void *, const void *))
+{
+    if (n == 0)
+        return NULL;
+    const void **v = malloc(n * sizeof *v);
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        v[i] = (const char *)base + i * elem;
+    qsort(v, n, sizeof *v, cmp);
+    return v;
+}
+
+/* ---- emission ---- */
+
+static void emit_rule(FILE *f, const cct_rule *r)
+{
+    fputs("        - {min_bytes: ", f);
+    put_size(f, r->min_bytes);
+    fputs(", max_bytes: ", f);
+    put_size(f, r->max_bytes);
+    fprintf(f, ", algo: %s, proto: %s, channels: %d", cct_algo_name(r->algo),
+            cct_proto_name(r->proto), r->channels);
+    if (r->chunk_bytes) {
+        fputs(", chunk_bytes: ", f);
+        put_size(f, r->chunk_bytes);
+    }
+    opt_float(f, "predicted_us", FMT_US, r->predicted_us);
+    opt_float(f, "margin", FMT_FRAC, r->margin);
+    opt_float(f, "margin_default", FMT_FRAC, r->margin_default);
+    fputs("}\n", f);
+}
+
+static void emit_model(FILE *f, const cct_model *m)
+{
+    bool segmented = m->kind == CCT_MODEL_SEGMENTED;
+    fprintf(f, "        - {algo: %s, proto: %s, channels: %d, buffsize: %llu, kind: %s",
+            cct_algo_name(m->algo), cct_proto_name(m->proto), m->channels,
+            (unsigned long long)m->buffsize, segmented ? "segmented" : "linear");
+    opt_float(f, "alpha_us", FMT_US, m->alpha_us);
+    opt_float(f, "alpha_ci", FMT_US, m->alpha_ci);
+    opt_float(f, "beta_gbps", FMT_GBPS, m->beta_gbps);
+    opt_float(f, "beta_ci", FMT_GBPS, m->beta_ci);
+    if (segmented) {
+        fputs(", break_bytes: ", f);
+        put_size(f, m->break_bytes);
+        opt_float(f, "alpha2_us", FMT_US, m->alpha2_us);
+        opt_float(f, "beta2_gbps", FMT_GBPS, m->beta2_gbps);
+    }
+    opt_float(f, "r2", FMT_R2, m->r2);
+    fprintf(f, ", n_points: %d, poor_fit: %s}\n", m->n_points, m->poor_fit ? "true" : "false");
+}
+
+static cct_status emit_section(FILE *f, const cct_section *s)
+{
+    fprintf(f, "    - ranks: %d\n      nodes: %d\n", s->ranks, s->nodes);
+    if (s->pipe_ops != CCT_ANY)
+        fprintf(f, "      pipe_ops: %d\n", s->pipe_ops);
+    if (s->reg_buff != CCT_ANY)
+        fprintf(f, "      reg_buff: %s\n", s->reg_buff ? "true" : "false");
+    fputs("      rules:\n", f);
+    for (size_t i = 0; i < s->n_rules; i++)
+        emit_rule(f, &s->rules[i]);
+    cct_status st = CCT_OK;
+    if (s->n_models) {
+        const void **v = sorted_view(s->models, s->n_models, sizeof *s->models, cmp_model);
+        if (v) {
+            fputs("      models:\n", f);
+            for (size_t i = 0; i < s->n_models; i++)
+                emit_model(f, v[i]);
+        } else {
+            st = CCT_ENOMEM;
+        }
+        free(v);
+    }
+    if (s->n_penalties && st == CCT_OK) {
+        const void **v =
+            sorted_view(s->penalties, s->n_penalties, sizeof *s->penalties, cmp_penalty);
+        if (v) {
+            fputs("      alignment:\n", f);
+            for (size_t i = 0; i < s->n_penalties; i++) {
+                const cct_align_penalty *p = v[i];
+                fprintf(f, "        - {proto: %s, offset: %u, penalty: ", cct_proto_name(p->proto),
+                        p->offset);
+                put_float(f, FMT_FRAC, p->penalty);
+                fputs("}\n", f);
+            }
+        } else {
+            st = CCT_ENOMEM;
+        }
+        free(v);
+    }
+    return st;
+}
+
+static void emit_string_field(FILE *f, const char *indent, const char *key, const char *value)
+{
+    if (!value)
+        return;
+    fprintf(f, "%s%s: ", indent, key);
+    put_quoted(f, value);
+    fputc('\n', f);
+}
+
+static cct_status emit(FILE *f, const cct_table *t)
+{
+    const cct_provenance *p = &t->provenance;
+    const cct_fingerprint *fp = &t->fingerprint;
+    char cc[16];
+    fprintf(f, "ccltune_table: %d\nprovenance:\n", CCT_TABLE_FORMAT);
+    emit_string_field(f, "  ", "tool", p->tool);
+    emit_string_field(f, "  ", "created", p->created);
+    emit_string_field(f, "  ", "nccl", p->nccl);
+    emit_string_field(f, "  ", "source", p->source);
+    emit_string_field(f, "  ", "runs", p->runs);
+    emit_string_field(f, "  ", "note", p->note);
+    fputs("fingerprint:\n", f);
+    emit_string_field(f, "  ", "gpu", fp->gpu);
+    fprintf(f, "  cc: \"%s\"\n", cct_cc_format(fp->cc, cc, sizeof cc));
+    fprintf(f, "  gpus_per_node: %d\n  nodes: %d\n", fp->gpus_per_node, fp->nodes);
+    /* 0 is what cct_table_init() leaves: the default, one rank per GPU */
+    fprintf(f, "  ranks_per_gpu: %d\n", fp->ranks_per_gpu ? fp->ranks_per_gpu : 1);
+    fprintf(f, "  links: %s\n", fp->links);
+    emit_string_field(f, "  ", "nccl", fp->nccl);
+    emit_string_field(f, "  ", "cuda", fp->cuda);
+    fprintf(f, "ll128:\n  allowed: %s\n", t->ll128_allowed ? "true" : "false");
+    emit_string_field(f, "  ", "reason", t->ll128_reason);
+    if (t->n_env) {
+        fputs("recommended_env:\n", f);
+        for (size_t i = 0; i < t->n_env; i++) /* cct_table_set_env keeps them sorted */
+            emit_string_field(f, "  ", t->env[i].key, t->env[i].value);
+    }
+    if (t->n_sections == 0) {
+        fputs("collectives: {}\n", f);
+        return CCT_OK;
+    }
+    const void **v = sorted_view(t->sections, t->n_sections, sizeof *t->sections, cmp_section);
+    if (!v)
+        return CCT_ENOMEM;
+    fputs("collectives:\n", f);
+    cct_status st = CCT_OK;
+    for (size_t i = 0; i < t->n_sections && st == CCT_OK; i++) {
+        const cct_section *s = v[i];
+        if (i == 0 || ((const cct_section *)v[i - 1])->coll != s->coll)
+            fprintf(f, "  %s:\n", cct_coll_name(s->coll));
+        st = emit_section(f, s);
+    }
+    free(v);
+    return st;
+}
+
+cct_status cct_table_write(const cct_table *table, FILE *out, cct_error *err)
+{
+    cct_error_clear(err);
+    if (table->format != CCT_TABLE_FORMAT)
+        return cct_error_set(err, CCT_EUNSUPPORTED, "cannot write table format %d (only %d)",
+                             table->format, CCT_TABLE_FORMAT);
+    cct_status st = check_writable(table, err);
+    if (st != CCT_OK)
+        return st;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem)
+        return cct_error_set(err, CCT_ENOMEM, "out of memory");
+    locale_t c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    locale_t saved = c_locale ? uselocale(c_locale) : (locale_t)0;
+    st = emit(mem, table);
+    if (c_locale) {
+        uselocale(saved);
+        freelocale(c_locale);
+    }
+    if (fclose(mem) != 0 && st == CCT_OK)
+        st = CCT_ENOMEM;
+    if (st != CCT_OK) {
+        free(text);
+        return cct_error_set(err, st, "out of memory");
+    }
+    /* the guarantee that matters to users: whatever we write, we (and the plugin) can load */
+    cct_table back;
+    cct_error why;
+    if (cct_table_load_buffer(text, len, "<written table>", &back, &why) != CCT_OK) {
+        free(text);
+        return cct_error_set(err, CCT_EINVAL, "refusing to write a table that would not load: %s",
+                             why.msg);
+    }
+    cct_table_destroy(&back);
+    if (fwrite(text, 1, len, out) != len || fflush(out) != 0 || ferror(out))
+        st = cct_error_set(err, CCT_EIO, "write failed: %s", strerror(errno));
+    free(text);
+    return st;
+}
+
+/* fsync a folder so that a rename inside it survives a crash. */
+static void sync_dir(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+cct_status cct_table_save(const cct_table *table, const char *path, cct_error *err)
+{
+    cct_error_clear(err);
+    char *dir_copy = strdup(path);
+    char *base_copy = strdup(path);
+    size_t tmp_len = strlen(path) + 32;
+    char *tmp = malloc(tmp_len);
+    if (!dir_copy || !base_copy || !tmp) {
+        free(dir_copy);
+        free(base_copy);
+        free(tmp);
+        return cct_error_set(err, CCT_ENOMEM, "out of memory");
+    }
+    const char *dir = dirname(dir_copy);
+    snprintf(tmp, tmp_len, "%s/.%s.tmpXXXXXX", dir, basename(base_copy));
+    cct_status st = CCT_OK;
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    FILE *f = NULL;
+    if (fd < 0) {
+        st = cct_error_at(err, CCT_EIO, path, 0, 0, "cannot create a temporary file: %s",
+                          strerror(errno));
+        goto out;
+    }
+    /* mkstemp makes 0600; a deployed table is read by the jobs of other users */
+    if (fchmod(fd, 0644) != 0 || !(f = fdopen(fd, "w"))) {
+        st = cct_error_at(err, CCT_EIO, path, 0, 0, "cannot write: %s", strerror(errno));
+        close(fd);
+        unlink(tmp);
+        goto out;
+    }
+    st = cct_table_write(table, f, err);
+    if (st == CCT_OK && (fflush(f) != 0 || fsync(fileno(f)) != 0))
+        st = cct_error_at(err, CCT_EIO, path, 0, 0, "cannot write: %s", strerror(errno));
+    if (fclose(f) != 0 && st == CCT_OK)
+        st = cct_error_at(err, CCT_EIO, path, 0, 0, "cannot write: %s", strerror(errno));
+    if (st == CCT_OK && rename(tmp, path) != 0)
+        st = cct_error_at(err, CCT_EIO, path, 0, 0, "cannot replace: %s", strerror(errno));
+    if (st != CCT_OK)
+        unlink(tmp);
+    else
+        sync_dir(dir);
+out:
+    free(dir_copy);
+    free(base_copy);
+    free(tmp);
+    return st;
+}

@@ -1,0 +1,551 @@
+/*
+ * test_table_write.c - the deterministic writer: golden bytes, order independence, round
+ * trips, string escaping, refusals, and the atomic save.
+ *
+ * A small table is built in code twice, in opposite orders (sections, models, alignment
+ * entries, environment), and both must write exactly tests/data/tables/golden-small.yaml.
+ * Round trips (write -> read -> write) must be byte-identical for the golden table and for
+ * every table under tests/data/tables.  Strings full of YAML's special characters, controls
+ * and non-ASCII text must come back unchanged.  After an intended format change, run with
+ * CCT_UPDATE_GOLDEN=1 to rewrite the golden file, and review its diff.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cct_table.h"
+
+static char *data_path(const char *rel)
+{
+    const char *src = getenv("CCT_TEST_SRCDIR");
+    assert_non_null(src);
+    size_t n = strlen(src) + strlen(rel) + 2;
+    char *p = malloc(n);
+    assert_non_null(p);
+    snprintf(p, n, "%s/%s", src, rel);
+    return p;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open %s: %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t cap = 0;
+    *len = 0;
+    for (;;) {
+        if (*len + 4096 > cap) {
+            cap = cap * 2 + 8192;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+        size_t n = fread(buf + *len, 1, cap - *len - 1, f);
+        *len += n;
+        if (n == 0)
+            break;
+    }
+    fclose(f);
+    buf[*len] = '\0';
+    return buf;
+}
+
+/* The table as written text; fails the test if the writer refuses it. */
+static char *write_text(const cct_table *t, size_t *len)
+{
+    char *text = NULL;
+    FILE *mem = open_memstream(&text, len);
+    assert_non_null(mem);
+    cct_error err;
+    cct_status st = cct_table_write(t, mem, &err);
+    fclose(mem);
+    if (st != CCT_OK)
+        fail_msg("write failed: %s", err.msg);
+    return text;
+}
+
+static cct_status write_status(const cct_table *t, cct_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    assert_non_null(mem);
+    cct_status st = cct_table_write(t, mem, err);
+    fclose(mem);
+    if (st != CCT_OK)
+        assert_int_equal(len, 0); /* nothing reaches the stream on refusal */
+    free(text);
+    return st;
+}
+
+static void set_str(char **slot, const char *value)
+{
+    free(*slot);
+    *slot = value ? strdup(value) : NULL;
+    if (value)
+        assert_non_null(*slot);
+}
+
+static void fill_header(cct_table *t)
+{
+    set_str(&t->provenance.tool, "ccltune 0.1.0");
+    set_str(&t->provenance.created, "2026-11-29T14:00:00Z");
+    set_str(&t->provenance.nccl, "2.28.9");
+    set_str(&t->provenance.source, "measured");
+    set_str(&t->provenance.runs, "3,4");
+    set_str(&t->fingerprint.gpu, "NVIDIA H200");
+    t->fingerprint.cc = 90;
+    t->fingerprint.gpus_per_node = 1;
+    t->fingerprint.nodes = 1;
+    t->fingerprint.ranks_per_gpu = 4;
+    set_str(&t->fingerprint.links, "socket");
+    set_str(&t->fingerprint.nccl, "2.28.9");
+    set_str(&t->fingerprint.cuda, "13.0");
+    t->ll128_allowed = false;
+    set_str(&t->ll128_reason, "NCCL ignores LL128 over NET/Socket");
+}
+
+static cct_rule rule(uint64_t lo, uint64_t hi, int algo, int proto, int channels)
+{
+    cct_rule r = cct_rule_blank();
+    r.min_bytes = lo;
+    r.max_bytes = hi;
+    r.algo = algo;
+    r.proto = proto;
+    r.channels = channels;
+    return r;
+}
+
+static cct_model model(int algo, int proto, int channels, uint64_t buffsize)
+{
+    cct_model m;
+    memset(&m, 0, sizeof m);
+    m.algo = algo;
+    m.proto = proto;
+    m.channels = channels;
+    m.buffsize = buffsize;
+    m.alpha_us = 30.1;
+    m.alpha_ci = 1.25;
+    m.beta_gbps = 3.2;
+    m.beta_ci = 0.1;
+    m.r2 = 0.998;
+    m.alpha2_us = m.beta2_gbps = NAN;
+    m.n_points = 19;
+    return m;
+}
+
+static void add_big_section(cct_table *t, bool reversed)
+{
+    cct_section *s = cct_table_add_section(t, CCT_COLL_ALLREDUCE, 4, 4);
+    assert_non_null(s);
+    cct_rule r = rule(0, 4096, CCT_ALGO_TREE, CCT_PROTO_LL, 2);
+    r.predicted_us = 89.0;
+    r.margin = 0.33;
+    r.margin_default = 0.25;
+    assert_int_equal(cct_section_add_rule(s, &r), CCT_OK);
+    r = rule(4096, 65536, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 0);
+    r.predicted_us = 190.25;
+    r.margin = 0.125;
+    r.margin_default = 0.4567;
+    assert_int_equal(cct_section_add_rule(s, &r), CCT_OK);
+    r = rule(65536, CCT_BYTES_INF, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0);
+    r.chunk_bytes = 131072;
+    assert_int_equal(cct_section_add_rule(s, &r), CCT_OK);
+
+    cct_model models[3] = {model(CCT_ALGO_TREE, CCT_PROTO_LL, 2, 0),
+                           model(CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, 0),
+                           model(CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, 8388608)};
+    models[1].kind = CCT_MODEL_SEGMENTED;
+    models[1].break_bytes = 1048576;
+    models[1].alpha2_us = 150.0;
+    models[1].beta2_gbps = 4.0;
+    models[1].poor_fit = true;
+    models[2].alpha_ci = NAN; /* unknown: left out */
+    cct_align_penalty pens[2] = {{CCT_PROTO_LL, 4, 0.03}, {CCT_PROTO_SIMPLE, 4, 0.01}};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(cct_section_add_model(s, &models[reversed ? 2 - i : i]), CCT_OK);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(cct_section_add_penalty(s, &pens[reversed ? 1 - i : i]), CCT_OK);
+}
+
+static void add_one_rule_section(cct_table *t, int coll, int ranks, int nodes, int pipe_ops,
+                                 int reg_buff, int algo, int proto)
+{
+    cct_section *s = cct_table_add_section(t, coll, ranks, nodes);
+    assert_non_null(s);
+    s->pipe_ops = pipe_ops;
+    s->reg_buff = reg_buff;
+    cct_rule r = rule(0, CCT_BYTES_INF, algo, proto, 0);
+    assert_int_equal(cct_section_add_rule(s, &r), CCT_OK);
+}
+
+/* The golden table; `reversed` builds the same content in the opposite order. */
+static void build_small(cct_table *t, bool reversed)
+{
+    cct_table_init(t);
+    fill_header(t);
+    if (reversed) {
+        assert_int_equal(cct_table_set_env(t, "NCCL_NTHREADS", "256"), CCT_OK);
+        assert_int_equal(cct_table_set_env(t, "NCCL_BUFFSIZE", "8388608"), CCT_OK);
+        add_one_rule_section(t, CCT_COLL_ALLGATHER, 4, 4, CCT_ANY, 0, CCT_ALGO_RING,
+                             CCT_PROTO_SIMPLE);
+        add_one_rule_section(t, CCT_COLL_ALLREDUCE, 4, 4, 2, 1, CCT_ALGO_RING, CCT_PROTO_LL);
+        add_big_section(t, true);
+        add_one_rule_section(t, CCT_COLL_BROADCAST, 2, 2, CCT_ANY, CCT_ANY, CCT_ALGO_RING,
+                             CCT_PROTO_SIMPLE);
+    } else {
+        assert_int_equal(cct_table_set_env(t, "NCCL_BUFFSIZE", "8388608"), CCT_OK);
+        assert_int_equal(cct_table_set_env(t, "NCCL_NTHREADS", "256"), CCT_OK);
+        add_one_rule_section(t, CCT_COLL_BROADCAST, 2, 2, CCT_ANY, CCT_ANY, CCT_ALGO_RING,
+                             CCT_PROTO_SIMPLE);
+        add_big_section(t, false);
+        add_one_rule_section(t, CCT_COLL_ALLREDUCE, 4, 4, 2, 1, CCT_ALGO_RING, CCT_PROTO_LL);
+        add_one_rule_section(t, CCT_COLL_ALLGATHER, 4, 4, CCT_ANY, 0, CCT_ALGO_RING,
+                             CCT_PROTO_SIMPLE);
+    }
+}
+
+static void test_golden_small(void **state)
+{
+    (void)state;
+    cct_table t;
+    build_small(&t, false);
+    size_t len;
+    char *text = write_text(&t, &len);
+    char *path = data_path("data/tables/golden-small.yaml");
+    if (getenv("CCT_UPDATE_GOLDEN")) { /* after an intended format change; review the diff */
+        FILE *f = fopen(path, "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(text, 1, len, f), len);
+        fclose(f);
+    }
+    size_t glen;
+    char *golden = read_all(path, &glen);
+    if (len != glen || memcmp(text, golden, len) != 0)
+        fail_msg("written table differs from %s:\n%s", path, text);
+    free(golden);
+    free(path);
+    free(text);
+    cct_table_destroy(&t);
+}
+
+static void test_order_independent(void **state)
+{
+    (void)state;
+    cct_table a, b;
+    build_small(&a, false);
+    build_small(&b, true);
+    assert_int_not_equal(a.sections[0].coll, b.sections[0].coll); /* really built differently */
+    size_t la, lb;
+    char *ta = write_text(&a, &la);
+    char *tb = write_text(&b, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(ta, tb, la);
+    free(ta);
+    free(tb);
+    cct_table_destroy(&a);
+    cct_table_destroy(&b);
+}
+
+/* write(text of path) == text of path, after one normalising write. */
+static void round_trip_file(const char *path)
+{
+    cct_table t;
+    cct_error err;
+    if (cct_table_load_file(path, &t, &err) != CCT_OK)
+        fail_msg("%s", err.msg);
+    size_t l1, l2;
+    char *w1 = write_text(&t, &l1);
+    cct_table_destroy(&t);
+    if (cct_table_load_buffer(w1, l1, "w1", &t, &err) != CCT_OK)
+        fail_msg("%s: written text does not load: %s", path, err.msg);
+    char *w2 = write_text(&t, &l2);
+    cct_table_destroy(&t);
+    if (l1 != l2 || memcmp(w1, w2, l1) != 0)
+        fail_msg("%s: write->read->write differs:\n%s\n----\n%s", path, w1, w2);
+    free(w1);
+    free(w2);
+}
+
+static void test_round_trip_data_tables(void **state)
+{
+    (void)state;
+    char *dir = data_path("data/tables");
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t nl = strlen(e->d_name);
+        if (nl < 5 || strcmp(e->d_name + nl - 5, ".yaml") != 0)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        round_trip_file(path);
+        n++;
+    }
+    closedir(d);
+    free(dir);
+    assert_true(n >= 3);
+}
+
+static void test_golden_is_a_fixed_point(void **state)
+{
+    (void)state;
+    /* the golden file, read and written again, is byte-identical to itself */
+    char *path = data_path("data/tables/golden-small.yaml");
+    size_t glen, len;
+    char *golden = read_all(path, &glen);
+    cct_table t;
+    cct_error err;
+    if (cct_table_load_buffer(golden, glen, path, &t, &err) != CCT_OK)
+        fail_msg("%s", err.msg);
+    char *text = write_text(&t, &len);
+    assert_int_equal(len, glen);
+    assert_memory_equal(text, golden, len);
+    free(text);
+    free(golden);
+    free(path);
+    cct_table_destroy(&t);
+}
+
+static void test_strings_round_trip(void **state)
+{
+    (void)state;
+    static const char *const strings[] = {
+        "say \"hi\": it's a 'test' # not a comment",
+        "back\\slash and \\n literally",
+        "line one\nline two\r\n\ttabbed",
+        "caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87 \xf0\x9f\x9a\x80",
+        "controls \x01\x1f\x7f and C1 \xc2\x85\xc2\x9f",
+        "separators \xe2\x80\xa8 \xe2\x80\xa9 bom \xef\xbb\xbf nonchar \xef\xbf\xbe",
+        "  leading and trailing spaces  ",
+        "",
+        "null",
+        "true",
+        "- [a, b]: {c: d} & *e !f %g @h `i",
+        "---",
+    };
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) {
+        cct_table t;
+        build_small(&t, false);
+        set_str(&t.provenance.note, strings[i]);
+        set_str(&t.fingerprint.gpu, strings[i]);
+        assert_int_equal(cct_table_set_env(&t, "WEIRD", strings[i]), CCT_OK);
+        size_t l1, l2;
+        char *w1 = write_text(&t, &l1);
+        cct_table_destroy(&t);
+        cct_error err;
+        if (cct_table_load_buffer(w1, l1, "w1", &t, &err) != CCT_OK)
+            fail_msg("string %zu: %s\n%s", i, err.msg, w1);
+        assert_string_equal(t.provenance.note, strings[i]);
+        assert_string_equal(t.fingerprint.gpu, strings[i]);
+        assert_string_equal(t.env[2].key, "WEIRD");
+        assert_string_equal(t.env[2].value, strings[i]);
+        char *w2 = write_text(&t, &l2);
+        assert_int_equal(l1, l2);
+        assert_memory_equal(w1, w2, l1);
+        /* whatever the string, each written line stays one line */
+        assert_null(strstr(w1, "note: \"line one\n"));
+        free(w1);
+        free(w2);
+        cct_table_destroy(&t);
+    }
+}
+
+static void test_float_formats(void **state)
+{
+    (void)state;
+    cct_table t;
+    build_small(&t, false);
+    cct_section *s = NULL;
+    for (size_t i = 0; i < t.n_sections; i++)
+        if (t.sections[i].n_rules == 3)
+            s = &t.sections[i];
+    assert_non_null(s);
+    s->rules[0].predicted_us = 18.5;
+    s->rules[0].margin = -0.00001; /* rounds to zero: written without a sign */
+    s->rules[0].margin_default = 1.0 / 3.0;
+    size_t len;
+    char *text = write_text(&t, &len);
+    assert_non_null(strstr(text, "{min_bytes: 0, max_bytes: 4096, algo: tree, proto: ll, "
+                                 "channels: 2, predicted_us: 18.500, margin: 0.0000, "
+                                 "margin_default: 0.3333}\n"));
+    /* NaN fields are left out, not written as .nan */
+    assert_non_null(strstr(text, "{min_bytes: 65536, max_bytes: inf, algo: ring, proto: simple, "
+                                 "channels: 0, chunk_bytes: 131072}\n"));
+    assert_null(strstr(text, ": nan"));
+    assert_null(strstr(text, ": -nan"));
+    free(text);
+    cct_table_destroy(&t);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    cct_table t;
+    cct_error err;
+
+    build_small(&t, false);
+    free(t.provenance.tool);
+    t.provenance.tool = NULL;
+    assert_int_equal(write_status(&t, &err), CCT_EINVAL);
+    assert_string_equal(err.msg, "cannot write the table: provenance.tool is not set");
+    cct_table_destroy(&t);
+
+    build_small(&t, false);
+    set_str(&t.provenance.note, "bad \xff byte");
+    assert_int_equal(write_status(&t, &err), CCT_EINVAL);
+    assert_string_equal(err.msg, "cannot write the table: provenance.note is not valid UTF-8");
+    cct_table_destroy(&t);
+
+    build_small(&t, false);
+    t.sections[1].rules[0].margin = INFINITY;
+    assert_int_equal(write_status(&t, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "margin is infinite"));
+    cct_table_destroy(&t);
+
+    /* unsorted bands: the model's own check refuses them */
+    build_small(&t, false);
+    cct_rule tmp = t.sections[1].rules[0];
+    t.sections[1].rules[0] = t.sections[1].rules[1];
+    t.sections[1].rules[1] = tmp;
+    assert_int_equal(write_status(&t, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "rule 1: the first band must start at min_bytes 0"));
+    cct_table_destroy(&t);
+
+    /* what only the read-back catches: a duplicate section, a bad env name */
+    build_small(&t, false);
+    add_one_rule_section(&t, CCT_COLL_BROADCAST, 2, 2, CCT_ANY, CCT_ANY, CCT_ALGO_TREE,
+                         CCT_PROTO_LL);
+    assert_int_equal(write_status(&t, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "refusing to write a table that would not load"));
+    assert_non_null(strstr(err.msg, "duplicate section broadcast ranks=2 nodes=2"));
+    cct_table_destroy(&t);
+
+    build_small(&t, false);
+    assert_int_equal(cct_table_set_env(&t, "NOT-A-NAME", "1"), CCT_OK);
+    assert_int_equal(write_status(&t, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "'NOT-A-NAME' is not an environment variable name"));
+    cct_table_destroy(&t);
+}
+
+static void test_write_error_reported(void **state)
+{
+    (void)state;
+    FILE *full = fopen("/dev/full", "w");
+    if (!full)
+        skip();
+    cct_table t;
+    build_small(&t, false);
+    cct_error err;
+    assert_int_equal(cct_table_write(&t, full, &err), CCT_EIO);
+    assert_non_null(strstr(err.msg, "write failed"));
+    fclose(full);
+    cct_table_destroy(&t);
+}
+
+static void test_save_atomic(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/cct-save-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/table.yaml", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("old content\n", f);
+    fclose(f);
+
+    cct_table t;
+    build_small(&t, false);
+    cct_error err;
+    if (cct_table_save(&t, path, &err) != CCT_OK)
+        fail_msg("%s", err.msg);
+    size_t len, wlen;
+    char *saved = read_all(path, &len);
+    char *text = write_text(&t, &wlen);
+    assert_int_equal(len, wlen);
+    assert_memory_equal(saved, text, len);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0644);
+
+    /* nothing but the table is left in the folder */
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int entries = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            entries++;
+    closedir(d);
+    assert_int_equal(entries, 1);
+
+    /* a refused table leaves the old file and no temporary behind */
+    free(t.fingerprint.links);
+    t.fingerprint.links = NULL;
+    assert_int_equal(cct_table_save(&t, path, &err), CCT_EINVAL);
+    char *again = read_all(path, &len);
+    assert_int_equal(len, wlen);
+    assert_memory_equal(again, text, len);
+    d = opendir(dir);
+    entries = 0;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            entries++;
+    closedir(d);
+    assert_int_equal(entries, 1);
+
+    char bad[300];
+    snprintf(bad, sizeof bad, "%s/missing/table.yaml", dir);
+    assert_int_equal(cct_table_save(&t, bad, &err), CCT_EIO);
+
+    unlink(path);
+    rmdir(dir);
+    free(saved);
+    free(again);
+    free(text);
+    cct_table_destroy(&t);
+}
+
+static void test_ranks_per_gpu_zero_written_as_default(void **state)
+{
+    (void)state;
+    cct_table t;
+    build_small(&t, false);
+    t.fingerprint.ranks_per_gpu = 0; /* what cct_table_init leaves */
+    size_t len;
+    char *text = write_text(&t, &len);
+    assert_non_null(strstr(text, "\n  ranks_per_gpu: 1\n"));
+    free(text);
+    cct_table_destroy(&t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_golden_small),
+        cmocka_unit_test(test_order_independent),
+        cmocka_unit_test(test_round_trip_data_tables),
+        cmocka_unit_test(test_golden_is_a_fixed_point),
+        cmocka_unit_test(test_strings_round_trip),
+        cmocka_unit_test(test_float_formats),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_write_error_reported),
+        cmocka_unit_test(test_save_atomic),
+        cmocka_unit_test(test_ranks_per_gpu_zero_written_as_default),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -17,6 +17,8 @@
 
 static const cct_command commands[] = {
     {"version", "print the version", NULL},
+    {"validate", "check tuning tables (exit 0 when all are valid)", cct_cmd_validate},
+    {"explain", "show a table's decision for every size band", cct_cmd_explain},
 };
 
 static void print_help(FILE *out)

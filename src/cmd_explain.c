@@ -1,0 +1,285 @@
+/*
+ * cmd_explain.c - `ccltune explain FILE --coll C --ranks R ...`: what a table decides, and why.
+ *
+ * Prints a header (provenance, hardware fingerprint, LL128 verdict) and then, for each
+ * section that applies, one line per size band: range, algorithm, protocol, channels and
+ * chunk ("nccl" where the table leaves NCCL's choice), predicted time, and the predicted
+ * gain over the runner-up and over NCCL's default.
+ *
+ * Which sections apply: those of the collective (or of every collective with --coll all)
+ * with the given ranks, and nodes when --nodes is given.  Without --pipe-ops/--reg-buff every
+ * such section is shown; with either, only the one the plugin would pick for a call with
+ * numPipeOps P (default 1) and regBuff B (default 0), through the same cct_table_find_section.
+ * No match is an error that lists the topologies the table does have.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cct_cli.h"
+#include "cct_table.h"
+
+static const char *const NAME = "explain";
+#define MAX_LISTED 20 /* topologies named in a "no section" error */
+
+typedef struct query {
+    int coll;                              /* -1: all */
+    long ranks, nodes, pipe_ops, reg_buff; /* -1: not given */
+} query;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: ccltune explain FILE --coll C --ranks R [--nodes N] [--pipe-ops P]\n"
+            "                            [--reg-buff 0|1]\n\n"
+            "Show the decision of a tuning table for every size band.\n\n"
+            "  --coll C       broadcast, reduce, allgather, reducescatter, allreduce, or all\n"
+            "  --ranks R      ranks in the communicator\n"
+            "  --nodes N      nodes in the communicator (default: every node count in the table)\n"
+            "  --pipe-ops P   show the section the plugin picks for numPipeOps P (default 1)\n"
+            "  --reg-buff B   ... and for regBuff B, 0 or 1 (default 0)\n"
+            "  -h, --help     show this help\n\n"
+            "Exit status: 0 shown, 1 unreadable table or no matching section, 2 usage error.\n");
+}
+
+/* Exact bytes when the human form would round ("64 KiB" for 65537 would hide the 1). */
+static const char *size_text(uint64_t bytes, char *buf, size_t len)
+{
+    cct_format_bytes(bytes, buf, len);
+    if (bytes != CCT_BYTES_INF && bytes >= 1024) {
+        uint64_t unit = 1024;
+        while (bytes / unit >= 1024 && unit < ((uint64_t)1 << 60))
+            unit <<= 10;
+        if (bytes % unit != 0)
+            snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+    }
+    return buf;
+}
+
+static const char *percent(double frac, char *buf, size_t len)
+{
+    if (isnan(frac))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.1f %%", frac * 100.0);
+    return buf;
+}
+
+static void print_header(const char *path, const cct_table *t)
+{
+    const cct_provenance *p = &t->provenance;
+    const cct_fingerprint *f = &t->fingerprint;
+    char cc[16];
+    printf("table:       %s\n", path);
+    printf("provenance:  %s, %s, created %s", p->tool, p->source, p->created);
+    if (p->nccl)
+        printf(", NCCL %s", p->nccl);
+    if (p->runs)
+        printf(", runs %s", p->runs);
+    printf("\n");
+    if (p->note)
+        printf("note:        %s\n", p->note);
+    printf("fingerprint: %s (cc %s), %d node%s x %d GPU%s, %d rank%s per GPU, links %s, NCCL %s",
+           f->gpu, cct_cc_format(f->cc, cc, sizeof cc), f->nodes, f->nodes == 1 ? "" : "s",
+           f->gpus_per_node, f->gpus_per_node == 1 ? "" : "s", f->ranks_per_gpu,
+           f->ranks_per_gpu == 1 ? "" : "s", f->links, f->nccl);
+    if (f->cuda)
+        printf(", CUDA %s", f->cuda);
+    printf("\nLL128:       %s%s%s\n", t->ll128_allowed ? "allowed" : "not allowed",
+           t->ll128_reason ? ": " : "", t->ll128_reason ? t->ll128_reason : "");
+}
+
+static void print_section(const cct_section *s)
+{
+    char key[128];
+    printf("\n%s\n", cct_section_describe(s, key, sizeof key));
+    printf("  %-12s %-12s %-14s %-7s %8s %10s %12s %8s %8s\n", "from", "to", "algo", "proto",
+           "channels", "chunk", "predicted", "margin", "vs NCCL");
+    for (size_t i = 0; i < s->n_rules; i++) {
+        const cct_rule *r = &s->rules[i];
+        char lo[32], hi[32], ch[16], chunk[32], pred[32], m1[16], m2[16];
+        if (r->channels)
+            snprintf(ch, sizeof ch, "%d", r->channels);
+        else
+            snprintf(ch, sizeof ch, "nccl");
+        if (r->chunk_bytes)
+            size_text(r->chunk_bytes, chunk, sizeof chunk);
+        else
+            snprintf(chunk, sizeof chunk, "nccl");
+        if (isnan(r->predicted_us))
+            snprintf(pred, sizeof pred, "-");
+        else
+            snprintf(pred, sizeof pred, "%.3f us", r->predicted_us);
+        printf("  %-12s %-12s %-14s %-7s %8s %10s %12s %8s %8s\n",
+               size_text(r->min_bytes, lo, sizeof lo), size_text(r->max_bytes, hi, sizeof hi),
+               cct_algo_name(r->algo), cct_proto_name(r->proto), ch, chunk, pred,
+               percent(r->margin, m1, sizeof m1), percent(r->margin_default, m2, sizeof m2));
+    }
+    if (s->n_models) {
+        size_t poor = 0;
+        for (size_t i = 0; i < s->n_models; i++)
+            poor += s->models[i].poor_fit;
+        printf("  (%zu fitted model%s behind these rules, %zu flagged as poor fits)\n", s->n_models,
+               s->n_models == 1 ? "" : "s", poor);
+    }
+}
+
+static int cmp_section_ptr(const void *a, const void *b)
+{
+    const cct_section *x = *(const cct_section *const *)a, *y = *(const cct_section *const *)b;
+    if (x->coll != y->coll)
+        return x->coll - y->coll;
+    if (x->nodes != y->nodes)
+        return x->nodes < y->nodes ? -1 : 1;
+    if (x->pipe_ops != y->pipe_ops)
+        return x->pipe_ops < y->pipe_ops ? -1 : 1;
+    return (x->reg_buff > y->reg_buff) - (x->reg_buff < y->reg_buff);
+}
+
+/* The sections the query selects, in a stable order; *n is their count.  NULL and n = 0
+ * when none (or out of memory, reported by the caller as an error too). */
+static const cct_section **select_sections(const cct_table *t, const query *q, size_t *n)
+{
+    *n = 0;
+    const cct_section **out = t->n_sections ? malloc(t->n_sections * sizeof *out) : NULL;
+    if (!out)
+        return NULL;
+    bool pick = q->pipe_ops >= 0 || q->reg_buff >= 0;
+    int pipe_ops = q->pipe_ops >= 0 ? (int)q->pipe_ops : 1;
+    int reg_buff = q->reg_buff >= 0 ? (int)q->reg_buff : 0;
+    for (size_t i = 0; i < t->n_sections; i++) {
+        const cct_section *s = &t->sections[i];
+        if ((q->coll >= 0 && s->coll != q->coll) || s->ranks != q->ranks ||
+            (q->nodes >= 0 && s->nodes != q->nodes))
+            continue;
+        if (pick) {
+            /* the plugin's choice for this (collective, nodes); add it once */
+            s = cct_table_find_section(t, s->coll, s->ranks, s->nodes, pipe_ops, reg_buff);
+            bool dup = false;
+            for (size_t k = 0; s && k < *n; k++)
+                dup |= out[k] == s;
+            if (!s || dup)
+                continue;
+        }
+        out[(*n)++] = s;
+    }
+    qsort(out, *n, sizeof *out, cmp_section_ptr);
+    return out;
+}
+
+static void list_topologies(const cct_table *t)
+{
+    if (t->n_sections == 0) {
+        fprintf(stderr, "  (the table has no sections)\n");
+        return;
+    }
+    fprintf(stderr, "the table has:\n");
+    for (size_t i = 0; i < t->n_sections && i < MAX_LISTED; i++) {
+        char key[128];
+        fprintf(stderr, "  %s\n", cct_section_describe(&t->sections[i], key, sizeof key));
+    }
+    if (t->n_sections > MAX_LISTED)
+        fprintf(stderr, "  ... and %zu more\n", t->n_sections - MAX_LISTED);
+}
+
+static int explain(const char *path, const query *q)
+{
+    cct_table t;
+    cct_error err;
+    if (cct_table_load_file(path, &t, &err) != CCT_OK) {
+        fprintf(stderr, "%s\n", err.msg);
+        return CCT_EXIT_FAIL;
+    }
+    size_t n = 0;
+    const cct_section **sel = select_sections(&t, q, &n);
+    int status = CCT_EXIT_OK;
+    if (n == 0) {
+        char nodes[32] = "";
+        if (q->nodes >= 0)
+            snprintf(nodes, sizeof nodes, " nodes=%ld", q->nodes);
+        status =
+            cct_cli_fail(NAME, "%s has no section for %s ranks=%ld%s", path,
+                         q->coll >= 0 ? cct_coll_name(q->coll) : "any collective", q->ranks, nodes);
+        list_topologies(&t);
+    } else {
+        print_header(path, &t);
+        for (size_t i = 0; i < n; i++)
+            print_section(sel[i]);
+    }
+    free(sel);
+    cct_table_destroy(&t);
+    return status;
+}
+
+int cct_cmd_explain(int argc, char **argv)
+{
+    enum { OPT_COLL = 256, OPT_RANKS, OPT_NODES, OPT_PIPE_OPS, OPT_REG_BUFF };
+    static const struct option options[] = {
+        {"coll", required_argument, NULL, OPT_COLL},
+        {"ranks", required_argument, NULL, OPT_RANKS},
+        {"nodes", required_argument, NULL, OPT_NODES},
+        {"pipe-ops", required_argument, NULL, OPT_PIPE_OPS},
+        {"reg-buff", required_argument, NULL, OPT_REG_BUFF},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    query q = {-2, -1, -1, -1, -1};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        long *slot = NULL;
+        long lo = 1, hi = CCT_TABLE_MAX_RANKS;
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return CCT_EXIT_OK;
+        case OPT_COLL:
+            q.coll = strcmp(optarg, "all") == 0 ? -1 : cct_coll_from_name(optarg);
+            if (q.coll == -1 && strcmp(optarg, "all") != 0)
+                return cct_cli_usage_error(NAME,
+                                           "unknown collective '%s' (expected broadcast, reduce, "
+                                           "allgather, reducescatter, allreduce or all)",
+                                           optarg);
+            continue;
+        case OPT_RANKS:
+            slot = &q.ranks;
+            break;
+        case OPT_NODES:
+            slot = &q.nodes;
+            break;
+        case OPT_PIPE_OPS:
+            slot = &q.pipe_ops;
+            hi = 1 << 30;
+            break;
+        case OPT_REG_BUFF:
+            slot = &q.reg_buff;
+            lo = 0;
+            hi = 1;
+            break;
+        case ':':
+        case '?':
+        default:
+            if (optopt >= OPT_COLL)
+                return cct_cli_usage_error(NAME, "option '%s' needs a value", argv[optind - 1]);
+            if (optopt)
+                return cct_cli_usage_error(NAME, "unknown option '-%c'", optopt);
+            return cct_cli_usage_error(NAME, "unknown option '%s'", argv[optind - 1]);
+        }
+        if (cct_cli_parse_int(optarg, lo, hi, slot) != CCT_OK)
+            return cct_cli_usage_error(NAME, "'%s' is not a valid value for --%s (%ld..%ld)",
+                                       optarg, options[c - OPT_COLL].name, lo, hi);
+    }
+    if (optind >= argc)
+        return cct_cli_usage_error(NAME, "no table given");
+    if (argc - optind > 1)
+        return cct_cli_usage_error(NAME, "one table at a time ('%s' is extra)", argv[optind + 1]);
+    if (q.coll == -2)
+        return cct_cli_usage_error(NAME, "--coll is required");
+    if (q.ranks < 0)
+        return cct_cli_usage_error(NAME, "--ranks is required");
+    return explain(argv[optind], &q);
+}

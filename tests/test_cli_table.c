@@ -1,0 +1,268 @@
+/*
+ * test_cli_table.c - `ccltune validate` and `ccltune explain` as a user runs them.
+ *
+ * Runs the built binary (CCT_CCLTUNE, set by tests/meson.build) with posix_spawn, stdout and
+ * stderr captured in temporary files, and checks exit codes (0 ok, 1 failure, 2 usage) and
+ * the lines a user or a script relies on: "FILE: ok (...)", "FILE:LINE:COL: ..." on stderr,
+ * the header and band lines of explain, and the list of topologies when nothing matches.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+extern char **environ;
+
+typedef struct run_result {
+    int status; /* exit code, or -1 when killed by a signal */
+    char *out, *err;
+} run_result;
+
+static char *slurp_fd(int fd)
+{
+    off_t size = lseek(fd, 0, SEEK_END);
+    assert_true(size >= 0);
+    lseek(fd, 0, SEEK_SET);
+    char *buf = malloc((size_t)size + 1);
+    assert_non_null(buf);
+    ssize_t n = read(fd, buf, (size_t)size);
+    assert_true(n == size);
+    buf[n] = '\0';
+    close(fd);
+    return buf;
+}
+
+/* Run ccltune with the NULL-terminated argument list (argv[0] excluded). */
+static run_result run(const char *first, ...)
+{
+    const char *exe = getenv("CCT_CCLTUNE");
+    assert_non_null(exe);
+    const char *argv[32] = {exe};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && argc < 31; a = va_arg(ap, const char *))
+        argv[argc++] = a;
+    va_end(ap);
+    argv[argc] = NULL;
+
+    char out_path[] = "/tmp/cct-cli-out-XXXXXX", err_path[] = "/tmp/cct-cli-err-XXXXXX";
+    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+    assert_true(out_fd >= 0 && err_fd >= 0);
+    unlink(out_path);
+    unlink(err_path);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
+    pid_t pid;
+    int rc = posix_spawn(&pid, exe, &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0)
+        fail_msg("cannot run %s: %s", exe, strerror(rc));
+    int wst;
+    assert_int_equal(waitpid(pid, &wst, 0), pid);
+    run_result r;
+    r.status = WIFEXITED(wst) ? WEXITSTATUS(wst) : -1;
+    r.out = slurp_fd(out_fd);
+    r.err = slurp_fd(err_fd);
+    return r;
+}
+
+static void run_free(run_result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static char *data_path(const char *rel)
+{
+    const char *src = getenv("CCT_TEST_SRCDIR");
+    assert_non_null(src);
+    size_t n = strlen(src) + strlen(rel) + 2;
+    char *p = malloc(n);
+    assert_non_null(p);
+    snprintf(p, n, "%s/%s", src, rel);
+    return p;
+}
+
+#define assert_contains(hay, needle)                                                               \
+    do {                                                                                           \
+        if (!strstr((hay), (needle)))                                                              \
+            fail_msg("expected '%s' in:\n%s", (needle), (hay));                                    \
+    } while (0)
+
+static void test_validate_good(void **state)
+{
+    (void)state;
+    char *full = data_path("data/tables/full.yaml");
+    char *minimal = data_path("data/tables/minimal.yaml");
+    run_result r = run("validate", full, minimal, NULL);
+    assert_int_equal(r.status, 0);
+    char line[4200];
+    snprintf(line, sizeof line, "%s: ok (3 sections, 6 rules)\n", full);
+    assert_contains(r.out, line);
+    snprintf(line, sizeof line, "%s: ok (1 sections, 2 rules)\n", minimal);
+    assert_contains(r.out, line);
+    assert_string_equal(r.err, "");
+    run_free(&r);
+
+    r = run("validate", "--quiet", full, NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "");
+    run_free(&r);
+    free(full);
+    free(minimal);
+}
+
+static void test_validate_bad(void **state)
+{
+    (void)state;
+    char *good = data_path("data/tables/minimal.yaml");
+    char *bad = data_path("bad_tables/unknown-key-rule.yaml");
+    /* the bad file first: the good one after it is still checked and reported */
+    run_result r = run("validate", bad, good, NULL);
+    assert_int_equal(r.status, 1);
+    char line[4200];
+    snprintf(line, sizeof line, "%s:11:44: unknown key 'algoo' (did you mean 'algo'?)\n", bad);
+    assert_string_equal(r.err, line);
+    snprintf(line, sizeof line, "%s: ok (1 sections, 2 rules)\n", good);
+    assert_string_equal(r.out, line);
+    run_free(&r);
+
+    r = run("validate", "--quiet", "/nonexistent/table.yaml", NULL);
+    assert_int_equal(r.status, 1);
+    assert_contains(r.err, "/nonexistent/table.yaml: cannot open: No such file or directory");
+    run_free(&r);
+    free(good);
+    free(bad);
+}
+
+static void test_validate_usage(void **state)
+{
+    (void)state;
+    run_result r = run("validate", "--bogus", "x.yaml", NULL);
+    assert_int_equal(r.status, 2);
+    assert_contains(r.err, "ccltune validate: error: unknown option '--bogus'");
+    run_free(&r);
+    r = run("validate", NULL);
+    assert_int_equal(r.status, 2);
+    assert_contains(r.err, "no table given");
+    run_free(&r);
+    r = run("validate", "--help", NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "usage: ccltune validate [--quiet] FILE...");
+    run_free(&r);
+    r = run("--help", NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "  validate ");
+    assert_contains(r.out, "  explain ");
+    run_free(&r);
+}
+
+static void test_explain_section(void **state)
+{
+    (void)state;
+    char *full = data_path("data/tables/full.yaml");
+    run_result r = run("explain", full, "--coll", "allreduce", "--ranks", "4", NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "fingerprint: NVIDIA H200 (cc 9.0), 1 node x 1 GPU, 4 ranks per GPU, "
+                           "links socket, NCCL 2.28.9, CUDA 13.0\n");
+    assert_contains(r.out, "LL128:       not allowed: NCCL 2.28 ignores LL128 over NET/Socket\n");
+    assert_contains(r.out, "\nallreduce ranks=4 nodes=4\n");
+    assert_contains(r.out, "\nallreduce ranks=4 nodes=4 pipe_ops=2 reg_buff=1\n");
+    assert_contains(r.out, "  0 B          8 KiB        tree           ll             2       "
+                           "nccl    89.000 us   33.0 %   33.0 %\n");
+    assert_contains(r.out, "  8 KiB        64 KiB       tree           simple      nccl    "
+                           "128 KiB   190.000 us   12.0 %   70.0 %\n");
+    assert_contains(r.out, "  64 KiB       inf          ring           simple      nccl       "
+                           "nccl            -        -        -\n");
+    assert_null(strstr(r.out, "allgather"));
+    run_free(&r);
+
+    /* --pipe-ops/--reg-buff: only the section the plugin would pick */
+    r = run("explain", full, "--coll", "allreduce", "--ranks", "4", "--pipe-ops", "2", "--reg-buff",
+            "1", NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "allreduce ranks=4 nodes=4 pipe_ops=2 reg_buff=1\n");
+    assert_null(strstr(r.out, "allreduce ranks=4 nodes=4\n"));
+    run_free(&r);
+    r = run("explain", full, "--coll", "allreduce", "--ranks", "4", "--pipe-ops", "1", NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "allreduce ranks=4 nodes=4\n");
+    assert_null(strstr(r.out, "pipe_ops=2"));
+    run_free(&r);
+
+    r = run("explain", "--coll", "all", "--ranks", "4", "--nodes", "4", full, NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "\nallgather ranks=4 nodes=4\n");
+    assert_contains(r.out, "\nallreduce ranks=4 nodes=4\n");
+    run_free(&r);
+    free(full);
+}
+
+static void test_explain_errors(void **state)
+{
+    (void)state;
+    char *full = data_path("data/tables/full.yaml");
+    run_result r = run("explain", full, "--coll", "reduce", "--ranks", "4", NULL);
+    assert_int_equal(r.status, 1);
+    assert_contains(r.err, "has no section for reduce ranks=4\n");
+    assert_contains(r.err, "the table has:\n  allgather ranks=4 nodes=4\n");
+    assert_contains(r.err, "  allreduce ranks=4 nodes=4 pipe_ops=2 reg_buff=1\n");
+    assert_string_equal(r.out, "");
+    run_free(&r);
+
+    r = run("explain", full, "--coll", "allreduce", "--ranks", "4", "--nodes", "2", NULL);
+    assert_int_equal(r.status, 1);
+    assert_contains(r.err, "has no section for allreduce ranks=4 nodes=2\n");
+    run_free(&r);
+
+    r = run("explain", full, "--coll", "alltoall", "--ranks", "4", NULL);
+    assert_int_equal(r.status, 2);
+    assert_contains(r.err, "unknown collective 'alltoall'");
+    run_free(&r);
+    r = run("explain", full, "--coll", "allreduce", NULL);
+    assert_int_equal(r.status, 2);
+    assert_contains(r.err, "--ranks is required");
+    run_free(&r);
+    r = run("explain", full, "--coll", "allreduce", "--ranks", "4", "--reg-buff", "2", NULL);
+    assert_int_equal(r.status, 2);
+    assert_contains(r.err, "'2' is not a valid value for --reg-buff (0..1)");
+    run_free(&r);
+    r = run("explain", full, "--coll", "allreduce", "--ranks", "-4", NULL);
+    assert_int_equal(r.status, 2);
+    run_free(&r);
+    r = run("explain", full, "--frobnicate", NULL);
+    assert_int_equal(r.status, 2);
+    assert_contains(r.err, "unknown option '--frobnicate'");
+    run_free(&r);
+
+    char *bad = data_path("bad_tables/gapped-bands.yaml");
+    r = run("explain", bad, "--coll", "allreduce", "--ranks", "4", NULL);
+    assert_int_equal(r.status, 1);
+    assert_contains(r.err, ":12:11: allreduce ranks=4 nodes=4 rule 2: gap");
+    run_free(&r);
+    free(bad);
+    free(full);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_validate_good),  cmocka_unit_test(test_validate_bad),
+        cmocka_unit_test(test_validate_usage), cmocka_unit_test(test_explain_section),
+        cmocka_unit_test(test_explain_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -691,8 +691,9 @@ static bool open_as_nobody(const char *path, bool read_only, child_view *view)
         if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
             _exit(77);
         cct_store *s = NULL;
-        child_view v = {.points = -1};
-        cct_error_clear(&v.err);
+        child_view v;
+        memset(&v, 0, sizeof v); /* the whole struct crosses the pipe */
+        v.points = -1;
         v.err.code = cct_store_open(path, read_only, &s, &v.err);
         cct_point *pts = NULL;
         size_t n = 0;
@@ -887,7 +888,7 @@ static void test_write_error(void **state)
         close(fds[0]);
         signal(SIGXFSZ, SIG_IGN);
         cct_error e;
-        cct_error_clear(&e);
+        memset(&e, 0, sizeof e); /* the whole struct crosses the pipe */
         cct_store *c = NULL;
         if (cct_store_open(f->path, false, &c, &e) != CCT_OK)
             _exit(2);

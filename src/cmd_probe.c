@@ -1,0 +1,86 @@
+/*
+ * cmd_probe.c - `ccltune probe`: print this machine's fingerprint and NCCL's LL128 verdict.
+ *
+ * The verdict depends on the topology the communicator will have, so the same flags as
+ * `search` describe it (--ranks, --ranks-per-gpu, --nodes).  Without a GPU the command says
+ * so and exits 1: a fingerprint without GPUs would be worthless.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cct_cli.h"
+#include "cct_config.h"
+#if CCT_HAVE_CUDA
+#include "cct_probe.h"
+#endif
+
+static void help(FILE *out)
+{
+    fprintf(out, "usage: ccltune probe [--json] [--ranks N] [--ranks-per-gpu N] [--nodes N]\n\n"
+                 "Print the GPUs, compute capabilities, GPU-to-GPU link matrix (NVLink / PCIe path\n"
+                 "as NCCL names it), NICs, NCCL and CUDA versions, and whether NCCL enables LL128\n"
+                 "by default for the topology described (default: every GPU, one rank each).\n\n"
+                 "  --json              machine-readable output\n"
+                 "  --ranks N           ranks of the communicator [GPUs x ranks-per-gpu]\n"
+                 "  --ranks-per-gpu N   rank processes per GPU (joined over sockets) [1]\n"
+                 "  --nodes N           nodes (MPI runs) [1, or ranks when ranks-per-gpu > 1]\n");
+}
+
+int cct_cmd_probe(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"ranks", required_argument, NULL, 'r'},
+                                         {"ranks-per-gpu", required_argument, NULL, 'g'},
+                                         {"nodes", required_argument, NULL, 'n'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    int json = 0;
+    long ranks = 0, per_gpu = 1, nodes = 0;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = 1; break;
+        case 'r':
+            if (cct_cli_parse_int(optarg, 1, 4096, &ranks) != CCT_OK)
+                return cct_cli_usage_error("probe", "--ranks: '%s' is not 1..4096", optarg);
+            break;
+        case 'g':
+            if (cct_cli_parse_int(optarg, 1, 64, &per_gpu) != CCT_OK)
+                return cct_cli_usage_error("probe", "--ranks-per-gpu: '%s' is not 1..64", optarg);
+            break;
+        case 'n':
+            if (cct_cli_parse_int(optarg, 1, 4096, &nodes) != CCT_OK)
+                return cct_cli_usage_error("probe", "--nodes: '%s' is not 1..4096", optarg);
+            break;
+        case 'h': help(stdout); return CCT_EXIT_OK;
+        case ':': return cct_cli_usage_error("probe", "%s needs a value", argv[optind - 1]);
+        default: return cct_cli_usage_error("probe", "unknown flag '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cct_cli_usage_error("probe", "unexpected argument '%s'", argv[optind]);
+#if CCT_HAVE_CUDA
+    cct_probe_info *info = calloc(1, sizeof *info);
+    cct_error err;
+    if (!info)
+        return cct_cli_fail("probe", "out of memory");
+    if (cct_probe_collect(info, &err) != CCT_OK) {
+        free(info);
+        return cct_cli_fail("probe", "%s", err.msg);
+    }
+    int r = ranks ? (int)ranks : info->n_gpus * (int)per_gpu;
+    int nn = nodes ? (int)nodes : (per_gpu > 1 ? r : 1);
+    if (json)
+        cct_probe_print_json(stdout, info, r, nn, (int)per_gpu);
+    else
+        cct_probe_print(stdout, info, r, nn, (int)per_gpu);
+    free(info);
+    return CCT_EXIT_OK;
+#else
+    (void)json;
+    return cct_cli_fail("probe", "this ccltune was built without CUDA, so it cannot see GPUs");
+#endif
+}

@@ -1,0 +1,451 @@
+/*
+ * cct_backend_nccl.c - measuring real NCCL collectives (see cct_backend_nccl.h).
+ *
+ * Configuration switches go through the tuner plugin's control interface, loaded with
+ * dlopen from the same path NCCL loads it from, so both see one library instance.  The
+ * communicator is created non-blocking: every wait on the GPU polls with a deadline, and
+ * when the deadline passes the communicator is aborted (ncclCommAbort makes NCCL's kernels
+ * give up) and CCT_ETIMEOUT goes back to the schedule, which records the hang.
+ *
+ * Buffer layout: one send and one receive allocation of max_bytes plus 4 KiB, so any
+ * alignment offset up to 4 KiB fits; in-place variants use NCCL's in-place conventions
+ * (allgather: send = recv + rank * count; reducescatter: recv = send + rank * count).
+ * Receive buffers are poisoned (0xff bytes: NaN) before every verified call so that an
+ * element NCCL failed to write can never pass as correct.
+ */
+#include "cct_backend_nccl.h"
+
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <nccl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../kernels/cct_kernels.h"
+#include "../plugin/ccltune_control.h"
+#include "cct_space.h"
+
+typedef struct nccl_ctx {
+    cct_nccl_params p;
+    ncclComm_t comm;
+    bool aborted;
+    cudaStream_t stream;
+    cudaEvent_t start, stop;
+    unsigned char *sendbase, *recvbase;
+    size_t buf_bytes;
+    void *flush;
+    size_t flush_bytes;
+    unsigned long long *d_wrong;
+    void *d_ctrl;
+    size_t ctrl_bytes;
+    void *plugin;
+    int (*force)(int, int, int);
+    void (*last)(ccltune_observation *);
+    cct_config current;
+    bool current_valid;
+} nccl_ctx;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void nap(double elapsed)
+{
+    /* spin briefly for short calls, back off to 1 ms for long ones */
+    struct timespec ts = {0, elapsed < 1e-3 ? 2000 : (elapsed < 0.1 ? 50000 : 1000000)};
+    nanosleep(&ts, NULL);
+}
+
+static cct_status cuda_fail(cct_error *err, cudaError_t e, const char *what)
+{
+    return cct_error_set(err, CCT_ECUDA, "%s: %s", what, cudaGetErrorString(e));
+}
+
+static cct_status abort_comm(nccl_ctx *c, cct_error *err, const char *what)
+{
+    if (!c->aborted && c->comm) {
+        ncclCommAbort(c->comm);
+        c->aborted = true;
+    }
+    return cct_error_set(err, CCT_ETIMEOUT,
+                         "watchdog: %s did not finish within %.0f s; "
+                         "communicator aborted",
+                         what, c->p.timeout_s);
+}
+
+/* Non-blocking communicators may answer ncclInProgress: wait for the call to settle. */
+static cct_status nccl_settle(nccl_ctx *c, ncclResult_t r, const char *what, cct_error *err)
+{
+    double t0 = now_s();
+    while (r == ncclInProgress) {
+        double el = now_s() - t0;
+        if (el > c->p.timeout_s)
+            return abort_comm(c, err, what);
+        nap(el);
+        if (ncclCommGetAsyncError(c->comm, &r) != ncclSuccess)
+            break;
+    }
+    if (r != ncclSuccess)
+        return cct_error_set(err, CCT_ENCCL, "%s: %s", what, ncclGetErrorString(r));
+    return CCT_OK;
+}
+
+/* Wait until the stream passes `ev`, with the watchdog. */
+static cct_status wait_event(nccl_ctx *c, cudaEvent_t ev, const char *what, cct_error *err)
+{
+    double t0 = now_s();
+    for (;;) {
+        cudaError_t e = cudaEventQuery(ev);
+        if (e == cudaSuccess)
+            return CCT_OK;
+        if (e != cudaErrorNotReady)
+            return cuda_fail(err, e, what);
+        ncclResult_t async = ncclSuccess;
+        if (ncclCommGetAsyncError(c->comm, &async) == ncclSuccess && async != ncclSuccess &&
+            async != ncclInProgress)
+            return cct_error_set(err, CCT_ENCCL, "%s: %s", what, ncclGetErrorString(async));
+        double el = now_s() - t0;
+        if (el > c->p.timeout_s)
+            return abort_comm(c, err, what);
+        nap(el);
+    }
+}
+
+static ncclDataType_t nccl_type(int dtype)
+{
+    return dtype == CCT_DTYPE_BF16 ? ncclBfloat16 : ncclFloat32;
+}
+
+typedef struct layout {
+    void *send, *recv;
+    size_t count; /* NCCL count argument */
+    size_t esize;
+} layout;
+
+static layout make_layout(nccl_ctx *c, const cct_config *cfg, uint64_t bytes, bool in_place)
+{
+    layout l;
+    l.esize = cct_dtype_size(cfg->dtype);
+    l.count = cct_plan_nccl_count(cfg, bytes);
+    unsigned char *send = c->sendbase + cfg->align;
+    unsigned char *recv = c->recvbase + cfg->align;
+    size_t block = l.count * l.esize;
+    if (in_place) {
+        switch (cfg->coll) {
+        case CCT_COLL_ALLGATHER:
+            send = recv + (size_t)c->p.rank * block;
+            break;
+        case CCT_COLL_REDUCESCATTER:
+            send = recv;
+            recv = send + (size_t)c->p.rank * block;
+            break;
+        default:
+            send = recv;
+            break;
+        }
+    }
+    l.send = send;
+    l.recv = recv;
+    return l;
+}
+
+static ncclResult_t launch(nccl_ctx *c, int coll, int dtype, const layout *l, int op_sum)
+{
+    ncclDataType_t t = nccl_type(dtype);
+    (void)op_sum;
+    switch (coll) {
+    case CCT_COLL_BROADCAST:
+        return ncclBroadcast(l->send, l->recv, l->count, t, 0, c->comm, c->stream);
+    case CCT_COLL_REDUCE:
+        return ncclReduce(l->send, l->recv, l->count, t, ncclSum, 0, c->comm, c->stream);
+    case CCT_COLL_ALLGATHER:
+        return ncclAllGather(l->send, l->recv, l->count, t, c->comm, c->stream);
+    case CCT_COLL_REDUCESCATTER:
+        return ncclReduceScatter(l->send, l->recv, l->count, t, ncclSum, c->comm, c->stream);
+    default:
+        return ncclAllReduce(l->send, l->recv, l->count, t, ncclSum, c->comm, c->stream);
+    }
+}
+
+static cct_status apply_selection(nccl_ctx *c, const cct_config *cfg, cct_error *err)
+{
+    int rc = cfg->algo == CCT_DEFAULT ? c->force(-1, -1, 0)
+                                      : c->force(cfg->algo, cfg->proto, cfg->channels);
+    if (rc != 0)
+        return cct_error_set(err, CCT_EINVAL, "the plugin refused configuration %s/%s/%d",
+                             cct_algo_name(cfg->algo), cct_proto_name(cfg->proto), cfg->channels);
+    return CCT_OK;
+}
+
+static cct_status be_select(void *ctx, const cct_config *cfg, cct_error *err)
+{
+    nccl_ctx *c = ctx;
+    c->current = *cfg;
+    c->current_valid = true;
+    return apply_selection(c, cfg, err);
+}
+
+/* Fill the inputs of one verified call, poisoning what the collective must overwrite. */
+static cct_status fill_inputs(nccl_ctx *c, const cct_config *cfg, const layout *l, bool in_place)
+{
+    int rank = c->p.rank, n = c->p.nranks;
+    size_t count = l->count;
+    cudaStream_t s = c->stream;
+    int rc = 0;
+    switch (cfg->coll) {
+    case CCT_COLL_ALLGATHER:
+        cudaMemsetAsync(l->recv, 0xff, count * (size_t)n * l->esize, s);
+        rc = cct_kernel_fill(l->send, count, (size_t)rank * count, cfg->dtype, rank, n, c->p.seed,
+                             s);
+        break;
+    case CCT_COLL_REDUCESCATTER:
+        if (!in_place)
+            cudaMemsetAsync(l->recv, 0xff, count * l->esize, s);
+        rc = cct_kernel_fill(l->send, count * (size_t)n, 0, cfg->dtype, rank, n, c->p.seed, s);
+        break;
+    case CCT_COLL_BROADCAST:
+        if (!in_place)
+            cudaMemsetAsync(l->recv, 0xff, count * l->esize, s);
+        if (rank == 0)
+            rc = cct_kernel_fill(l->send, count, 0, cfg->dtype, rank, n, c->p.seed, s);
+        else if (in_place)
+            cudaMemsetAsync(l->recv, 0xff, count * l->esize, s);
+        break;
+    default: /* allreduce, reduce */
+        if (!in_place)
+            cudaMemsetAsync(l->recv, 0xff, count * l->esize, s);
+        rc = cct_kernel_fill(l->send, count, 0, cfg->dtype, rank, n, c->p.seed, s);
+        break;
+    }
+    return rc == 0 ? CCT_OK : CCT_ECUDA;
+}
+
+static cct_status be_verify(void *ctx, const cct_config *cfg, uint64_t bytes, bool in_place,
+                            uint64_t *wrong, cct_observed *obs, cct_error *err)
+{
+    nccl_ctx *c = ctx;
+    layout l = make_layout(c, cfg, bytes, in_place);
+    if (fill_inputs(c, cfg, &l, in_place) != CCT_OK)
+        return cuda_fail(err, cudaGetLastError(), "filling inputs");
+    cudaMemsetAsync(c->d_wrong, 0, sizeof *c->d_wrong, c->stream);
+    ccltune_observation before, after;
+    c->last(&before);
+    cct_status st =
+        nccl_settle(c, launch(c, cfg->coll, cfg->dtype, &l, 1), "verified collective", err);
+    if (st != CCT_OK)
+        return st;
+    c->last(&after);
+    cct_verify_spec spec = {cfg->coll, cfg->dtype, l.count, c->p.rank, c->p.nranks, 0, c->p.seed};
+    if (cct_kernel_verify(l.recv, &spec, c->d_wrong, c->stream) != 0)
+        return cuda_fail(err, cudaGetLastError(), "verification kernel");
+    unsigned long long host_wrong = 0;
+    cudaMemcpyAsync(&host_wrong, c->d_wrong, sizeof host_wrong, cudaMemcpyDeviceToHost, c->stream);
+    cudaEventRecord(c->stop, c->stream);
+    if ((st = wait_event(c, c->stop, "verified collective", err)) != CCT_OK)
+        return st;
+    *wrong = host_wrong;
+    bool fresh = after.calls > before.calls;
+    if (cfg->algo == CCT_DEFAULT) {
+        obs->applied = true;
+        obs->nccl_algo = fresh ? after.default_algo : -1;
+        obs->nccl_proto = fresh ? after.default_proto : -1;
+    } else {
+        obs->applied = fresh && after.forced_applied;
+        obs->nccl_algo = obs->applied ? cfg->algo : -1;
+        obs->nccl_proto = obs->applied ? cfg->proto : -1;
+    }
+    return CCT_OK;
+}
+
+static cct_status be_time(void *ctx, const cct_config *cfg, uint64_t bytes, bool in_place,
+                          int iters, double *elapsed_us, cct_error *err)
+{
+    nccl_ctx *c = ctx;
+    layout l = make_layout(c, cfg, bytes, in_place);
+    if (c->flush && cct_kernel_flush(c->flush, c->flush_bytes, c->stream) != 0)
+        return cuda_fail(err, cudaGetLastError(), "L2 flush");
+    cudaEventRecord(c->start, c->stream);
+    for (int i = 0; i < iters; i++) {
+        cct_status st =
+            nccl_settle(c, launch(c, cfg->coll, cfg->dtype, &l, 1), "timed collective", err);
+        if (st != CCT_OK)
+            return st;
+    }
+    cudaEventRecord(c->stop, c->stream);
+    cct_status st = wait_event(c, c->stop, "timed collectives", err);
+    if (st != CCT_OK)
+        return st;
+    float ms = 0.0f;
+    cudaError_t e = cudaEventElapsedTime(&ms, c->start, c->stop);
+    if (e != cudaSuccess)
+        return cuda_fail(err, e, "event timing");
+    *elapsed_us = (double)ms * 1000.0;
+    return CCT_OK;
+}
+
+/* Control collectives run with forcing off, then the selection under test comes back. */
+static cct_status control_op(nccl_ctx *c, void *host, size_t bytes, ncclDataType_t t, size_t count,
+                             int kind, cct_error *err)
+{
+    if (bytes > c->ctrl_bytes)
+        return cct_error_set(err, CCT_EINVAL, "control message of %zu bytes is too large", bytes);
+    c->force(-1, -1, 0);
+    cudaMemcpyAsync(c->d_ctrl, host, bytes, cudaMemcpyHostToDevice, c->stream);
+    ncclResult_t r;
+    if (kind == 0)
+        r = ncclAllReduce(c->d_ctrl, c->d_ctrl, count, t, ncclMax, c->comm, c->stream);
+    else if (kind == 1)
+        r = ncclAllReduce(c->d_ctrl, c->d_ctrl, count, t, ncclSum, c->comm, c->stream);
+    else
+        r = ncclBroadcast(c->d_ctrl, c->d_ctrl, count, t, 0, c->comm, c->stream);
+    cct_status st = nccl_settle(c, r, "control collective", err);
+    if (st == CCT_OK) {
+        cudaMemcpyAsync(host, c->d_ctrl, bytes, cudaMemcpyDeviceToHost, c->stream);
+        cudaEventRecord(c->stop, c->stream);
+        st = wait_event(c, c->stop, "control collective", err);
+    }
+    if (c->current_valid && st == CCT_OK)
+        st = apply_selection(c, &c->current, err);
+    return st;
+}
+
+static cct_status be_reduce_max(void *ctx, double *v, size_t n, cct_error *err)
+{
+    return control_op(ctx, v, n * sizeof *v, ncclFloat64, n, 0, err);
+}
+
+static cct_status be_reduce_sum(void *ctx, uint64_t *v, size_t n, cct_error *err)
+{
+    return control_op(ctx, v, n * sizeof *v, ncclUint64, n, 1, err);
+}
+
+static cct_status be_broadcast(void *ctx, void *data, size_t bytes, cct_error *err)
+{
+    return control_op(ctx, data, bytes, ncclUint8, bytes, 2, err);
+}
+
+static const cct_backend_ops nccl_ops = {be_select,     be_verify,     be_time,
+                                         be_reduce_max, be_reduce_sum, be_broadcast};
+
+cct_status cct_nccl_get_unique_id(unsigned char id[CCT_NCCL_UNIQUE_ID_BYTES], cct_error *err)
+{
+    ncclUniqueId uid;
+    _Static_assert(sizeof uid == CCT_NCCL_UNIQUE_ID_BYTES, "ncclUniqueId size changed");
+    ncclResult_t r = ncclGetUniqueId(&uid);
+    if (r != ncclSuccess)
+        return cct_error_set(err, CCT_ENCCL, "ncclGetUniqueId: %s", ncclGetErrorString(r));
+    memcpy(id, &uid, sizeof uid);
+    return CCT_OK;
+}
+
+cct_status cct_nccl_version(char *buf, size_t len, cct_error *err)
+{
+    int v = 0;
+    ncclResult_t r = ncclGetVersion(&v);
+    if (r != ncclSuccess)
+        return cct_error_set(err, CCT_ENCCL, "ncclGetVersion: %s", ncclGetErrorString(r));
+    /* codes are major*10000 + minor*100 + patch since 2.9 */
+    snprintf(buf, len, "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
+    return CCT_OK;
+}
+
+static cct_status load_plugin(nccl_ctx *c, cct_error *err)
+{
+    c->plugin = dlopen(c->p.plugin_path, RTLD_NOW | RTLD_LOCAL);
+    if (!c->plugin)
+        return cct_error_set(err, CCT_EIO, "cannot load the ccltune plugin %s: %s",
+                             c->p.plugin_path, dlerror());
+    int (*abi)(void) = (int (*)(void))dlsym(c->plugin, "ccltune_control_abi");
+    c->force = (int (*)(int, int, int))dlsym(c->plugin, "ccltune_control_force");
+    c->last = (void (*)(ccltune_observation *))dlsym(c->plugin, "ccltune_control_last");
+    if (!abi || !c->force || !c->last)
+        return cct_error_set(err, CCT_EUNSUPPORTED, "%s lacks the ccltune control interface",
+                             c->p.plugin_path);
+    if (abi() != CCLTUNE_CONTROL_ABI)
+        return cct_error_set(err, CCT_EUNSUPPORTED,
+                             "%s speaks control ABI %d, this ccltune needs %d (rebuild both)",
+                             c->p.plugin_path, abi(), CCLTUNE_CONTROL_ABI);
+    return CCT_OK;
+}
+
+cct_status cct_nccl_backend_create(const cct_nccl_params *params, cct_backend *backend,
+                                   cct_error *err)
+{
+    nccl_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return cct_error_set(err, CCT_ENOMEM, "out of memory");
+    c->p = *params;
+    backend->ops = &nccl_ops;
+    backend->ctx = c;
+    backend->rank = params->rank;
+    backend->nranks = params->nranks;
+    cct_status st = load_plugin(c, err);
+    if (st != CCT_OK)
+        return st;
+    cudaError_t e = cudaSetDevice(params->device);
+    if (e != cudaSuccess)
+        return cuda_fail(err, e, "cudaSetDevice");
+    if ((e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) != cudaSuccess ||
+        (e = cudaEventCreate(&c->start)) != cudaSuccess ||
+        (e = cudaEventCreate(&c->stop)) != cudaSuccess)
+        return cuda_fail(err, e, "creating stream and events");
+    c->buf_bytes = (size_t)params->max_bytes + 4096 + params->max_align;
+    if ((e = cudaMalloc((void **)&c->sendbase, c->buf_bytes)) != cudaSuccess ||
+        (e = cudaMalloc((void **)&c->recvbase, c->buf_bytes)) != cudaSuccess)
+        return cuda_fail(err, e, "allocating 2 x buffers for the largest message");
+    int l2 = 0;
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, params->device);
+    c->flush_bytes = l2 > 0 ? 2 * (size_t)l2 : 0;
+    if (c->flush_bytes && (e = cudaMalloc(&c->flush, c->flush_bytes)) != cudaSuccess)
+        return cuda_fail(err, e, "allocating the L2 flush buffer");
+    c->ctrl_bytes = 1 << 20;
+    if ((e = cudaMalloc((void **)&c->d_wrong, sizeof *c->d_wrong)) != cudaSuccess ||
+        (e = cudaMalloc(&c->d_ctrl, c->ctrl_bytes)) != cudaSuccess)
+        return cuda_fail(err, e, "allocating control buffers");
+    ncclUniqueId uid;
+    memcpy(&uid, params->unique_id, sizeof uid);
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    ncclResult_t r = ncclCommInitRankConfig(&c->comm, params->nranks, uid, params->rank, &config);
+    return nccl_settle(c, r, "ncclCommInitRankConfig", err);
+}
+
+void cct_nccl_backend_destroy(cct_backend *backend)
+{
+    nccl_ctx *c = backend->ctx;
+    if (!c)
+        return;
+    if (c->comm) {
+        if (c->aborted) {
+            /* ncclCommAbort already released it */
+        } else {
+            ncclResult_t r = ncclCommFinalize(c->comm);
+            cct_error ignored;
+            if (nccl_settle(c, r, "ncclCommFinalize", &ignored) == CCT_OK)
+                ncclCommDestroy(c->comm);
+            else if (!c->aborted)
+                ncclCommAbort(c->comm);
+        }
+    }
+    if (c->force)
+        c->force(-1, -1, 0);
+    cudaFree(c->sendbase);
+    cudaFree(c->recvbase);
+    cudaFree(c->flush);
+    cudaFree(c->d_wrong);
+    cudaFree(c->d_ctrl);
+    if (c->start)
+        cudaEventDestroy(c->start);
+    if (c->stop)
+        cudaEventDestroy(c->stop);
+    if (c->stream)
+        cudaStreamDestroy(c->stream);
+    /* the plugin stays loaded: NCCL may still reference it until process exit */
+    free(c);
+    backend->ctx = NULL;
+}

@@ -1,0 +1,287 @@
+/*
+ * cct_backend_replay.c - a backend that answers from recorded real measurements, and the
+ * replay role of `ccltune search --replay DB`.
+ *
+ * The schedule, the store and resume are the same code whether a GPU or a recording
+ * answers, so replay lets CI run the whole search on a machine without a GPU and lets the
+ * fault tests kill it at random moments.  A recorded configuration answers with its
+ * recorded median time, perturbed by a deterministic noise of its recorded coefficient of
+ * variation; sizes between recorded ones are interpolated on log-log axes.  Recorded
+ * corruption, hangs and unsupported configurations are replayed as such.  A configuration
+ * that was never recorded is reported unsupported rather than invented.
+ */
+#include "cct_backend_replay.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cct_cli.h"
+#include "cct_search.h"
+#include "cct_search_run.h"
+
+typedef struct replay_ctx {
+    cct_point *points;
+    size_t n;
+    uint64_t counter; /* advances with every timed cycle: the noise sequence */
+} replay_ctx;
+
+static bool same_cfg(const cct_config *a, const cct_config *b)
+{
+    return a->coll == b->coll && a->algo == b->algo && a->proto == b->proto &&
+           a->channels == b->channels && a->buffsize == b->buffsize &&
+           a->ll_buffsize == b->ll_buffsize && a->ll128_buffsize == b->ll128_buffsize &&
+           a->align == b->align && a->dtype == b->dtype && a->ranks == b->ranks &&
+           a->nodes == b->nodes;
+}
+
+/* The recorded points of cfg bracketing bytes (out of place preferred). */
+static void bracket(const replay_ctx *c, const cct_config *cfg, uint64_t bytes,
+                    const cct_point **lo, const cct_point **hi, const cct_point **exact)
+{
+    *lo = *hi = *exact = NULL;
+    for (size_t i = 0; i < c->n; i++) {
+        const cct_point *p = &c->points[i];
+        if (p->in_place || !same_cfg(&p->cfg, cfg))
+            continue;
+        if (p->bytes == bytes)
+            *exact = p;
+        if (p->status != CCT_POINT_OK && p->status != CCT_POINT_CORRUPT)
+            continue;
+        if (p->bytes <= bytes && (!*lo || p->bytes > (*lo)->bytes))
+            *lo = p;
+        if (p->bytes >= bytes && (!*hi || p->bytes < (*hi)->bytes))
+            *hi = p;
+    }
+}
+
+static double interpolate(const cct_point *lo, const cct_point *hi, uint64_t bytes, double *cv)
+{
+    if (!lo)
+        lo = hi;
+    if (!hi)
+        hi = lo;
+    *cv = 0.5 * (lo->stats.cv + hi->stats.cv);
+    if (lo->bytes == hi->bytes)
+        return lo->stats.median_us;
+    double x = log((double)bytes), x0 = log((double)lo->bytes), x1 = log((double)hi->bytes);
+    double y0 = log(lo->stats.median_us), y1 = log(hi->stats.median_us);
+    return exp(y0 + (y1 - y0) * (x - x0) / (x1 - x0));
+}
+
+static double noise(uint64_t *counter, double cv)
+{
+    /* splitmix64 -> two uniforms -> a normal deviate (Box-Muller) */
+    uint64_t x = (*counter += 0x9E3779B97F4A7C15ull);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    double u1 = ((double)(x >> 11) + 0.5) / 9007199254740992.0;
+    double u2 = ((double)((x * 2654435761u) >> 11) + 0.5) / 9007199254740992.0;
+    double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    double f = 1.0 + cv * z;
+    return f > 0.2 ? f : 0.2;
+}
+
+static cct_status rp_select(void *ctx, const cct_config *cfg, cct_error *err)
+{
+    (void)ctx;
+    (void)cfg;
+    (void)err;
+    return CCT_OK;
+}
+
+static cct_status rp_verify(void *ctx, const cct_config *cfg, uint64_t bytes, bool in_place,
+                            uint64_t *wrong, cct_observed *obs, cct_error *err)
+{
+    replay_ctx *c = ctx;
+    (void)in_place;
+    const cct_point *lo, *hi, *exact;
+    bracket(c, cfg, bytes, &lo, &hi, &exact);
+    *wrong = 0;
+    obs->applied = false;
+    obs->nccl_algo = obs->nccl_proto = -1;
+    if (exact && exact->status == CCT_POINT_HANG)
+        return cct_error_set(err, CCT_ETIMEOUT, "replayed hang");
+    if (exact && exact->status == CCT_POINT_UNSUPPORTED)
+        return CCT_OK;
+    if (!lo && !hi)
+        return CCT_OK; /* never recorded: unsupported, not invented */
+    const cct_point *ref = exact ? exact : (lo ? lo : hi);
+    *wrong = ref->wrong;
+    obs->applied = true;
+    obs->nccl_algo = cfg->algo == CCT_DEFAULT ? ref->nccl_algo : cfg->algo;
+    obs->nccl_proto = cfg->proto == CCT_DEFAULT ? ref->nccl_proto : cfg->proto;
+    return CCT_OK;
+}
+
+static cct_status rp_time(void *ctx, const cct_config *cfg, uint64_t bytes, bool in_place,
+                          int iters, double *elapsed_us, cct_error *err)
+{
+    replay_ctx *c = ctx;
+    (void)in_place;
+    const cct_point *lo, *hi, *exact;
+    bracket(c, cfg, bytes, &lo, &hi, &exact);
+    if (!lo && !hi)
+        return cct_error_set(err, CCT_EINVAL, "replay has no recording for this configuration");
+    double cv;
+    double t = exact && exact->stats.n ? exact->stats.median_us : interpolate(lo, hi, bytes, &cv);
+    if (exact && exact->stats.n)
+        cv = exact->stats.cv;
+    *elapsed_us = t * iters * noise(&c->counter, cv);
+    return CCT_OK;
+}
+
+static cct_status rp_reduce_max(void *ctx, double *v, size_t n, cct_error *err)
+{
+    (void)ctx, (void)v, (void)n, (void)err;
+    return CCT_OK;
+}
+
+static cct_status rp_reduce_sum(void *ctx, uint64_t *v, size_t n, cct_error *err)
+{
+    (void)ctx, (void)v, (void)n, (void)err;
+    return CCT_OK;
+}
+
+static cct_status rp_broadcast(void *ctx, void *d, size_t n, cct_error *err)
+{
+    (void)ctx, (void)d, (void)n, (void)err;
+    return CCT_OK;
+}
+
+static const cct_backend_ops replay_ops = {rp_select,     rp_verify,     rp_time,
+                                           rp_reduce_max, rp_reduce_sum, rp_broadcast};
+
+cct_status cct_replay_backend_create(const cct_point *points, size_t n, uint64_t seed,
+                                     cct_backend *backend, cct_error *err)
+{
+    replay_ctx *c = calloc(1, sizeof *c);
+    cct_point *copy = n ? malloc(n * sizeof *copy) : NULL;
+    if (!c || (n && !copy)) {
+        free(c);
+        free(copy);
+        return cct_error_set(err, CCT_ENOMEM, "out of memory for %zu recorded points", n);
+    }
+    if (n)
+        memcpy(copy, points, n * sizeof *copy);
+    c->points = copy;
+    c->n = n;
+    c->counter = seed;
+    backend->ops = &replay_ops;
+    backend->ctx = c;
+    backend->rank = 0;
+    backend->nranks = 1;
+    return CCT_OK;
+}
+
+void cct_replay_backend_destroy(cct_backend *backend)
+{
+    replay_ctx *c = backend->ctx;
+    if (c) {
+        free(c->points);
+        free(c);
+    }
+    backend->ctx = NULL;
+}
+
+/* The topology most of the recording was measured on. */
+static void recorded_topology(const cct_point *p, size_t n, int *ranks, int *nodes)
+{
+    *ranks = 0;
+    *nodes = 0;
+    size_t best = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t count = 0;
+        for (size_t j = 0; j < n; j++)
+            count += p[j].cfg.ranks == p[i].cfg.ranks && p[j].cfg.nodes == p[i].cfg.nodes;
+        if (count > best) {
+            best = count;
+            *ranks = p[i].cfg.ranks;
+            *nodes = p[i].cfg.nodes;
+        }
+        if (best > n / 2)
+            break;
+    }
+}
+
+int cct_search_replay(cct_search_opts *o)
+{
+    cct_error err;
+    cct_error_clear(&err);
+    cct_store *rec = NULL;
+    cct_point *points = NULL;
+    size_t n = 0;
+    if (cct_store_open(o->replay_path, true, &rec, &err) != CCT_OK ||
+        cct_store_load_points(rec, NULL, 0, &points, &n, &err) != CCT_OK) {
+        cct_store_close(rec);
+        return cct_cli_fail("search", "%s", err.msg);
+    }
+    if (n == 0) {
+        cct_store_close(rec);
+        return cct_cli_fail("search", "%s holds no measurements to replay", o->replay_path);
+    }
+    int ranks, nodes;
+    recorded_topology(points, n, &ranks, &nodes);
+    if (o->ranks)
+        ranks = o->ranks;
+    /* the recording's fingerprint, marked as replayed */
+    cct_store_fingerprint fp;
+    memset(&fp, 0, sizeof fp);
+    cct_store_run *runs = NULL;
+    size_t n_runs = 0;
+    if (cct_store_list_runs(rec, &runs, &n_runs, &err) == CCT_OK && n_runs)
+        cct_store_get_fingerprint(rec, runs[0].fingerprint_id, &fp, &err);
+    free(runs);
+    cct_store_close(rec);
+    char host[sizeof fp.host];
+    snprintf(host, sizeof host, "replay of %s", o->replay_path);
+    memcpy(fp.host, host, sizeof fp.host);
+    cct_search_run run;
+    if (cct_search_begin(o, ranks, nodes, &fp, "replay", &run, &err) != CCT_OK) {
+        free(points);
+        return cct_cli_fail("search", "%s", err.msg);
+    }
+    fprintf(stderr,
+            "ccltune search: replaying %zu recorded points from %s (no GPU is used); run %lld "
+            "in %s, %zu sessions\n",
+            n, o->replay_path, (long long)run.run_id, o->store_path, run.plan.n_sessions);
+    cct_backend backend;
+    int code = CCT_EXIT_OK;
+    if (cct_replay_backend_create(points, n, o->seed, &backend, &err) != CCT_OK) {
+        code = cct_cli_fail("search", "%s", err.msg);
+    } else {
+        for (size_t s = 0; s < run.plan.n_sessions && code == CCT_EXIT_OK; s++) {
+            cct_schedule sched;
+            cct_status st;
+            int restarts = 0;
+            do {
+                /* like the launcher: a hang is stored, the session restarts past it */
+                memset(&sched, 0, sizeof sched);
+                sched.plan = &run.plan;
+                sched.session = s;
+                sched.backend = &backend;
+                sched.store = run.store;
+                sched.run_id = run.run_id;
+                sched.opts = o->sched;
+                st = cct_schedule_run(&sched, &err);
+            } while (st == CCT_ETIMEOUT && restarts++ < o->max_restarts);
+            if (st != CCT_OK)
+                code = cct_cli_fail("search", "%s", err.msg);
+            else
+                fprintf(stderr,
+                        "session %zu/%zu: %zu measured, %zu already stored, %zu corrupt, "
+                        "%zu unsupported, %zu noisy, %d restart(s) after hangs\n",
+                        s + 1, run.plan.n_sessions, sched.points_done, sched.points_skipped,
+                        sched.n_corrupt, sched.n_unsupported, sched.n_noisy, restarts);
+        }
+        cct_replay_backend_destroy(&backend);
+    }
+    int64_t id = run.run_id;
+    cct_search_end(&run, code == CCT_EXIT_OK ? CCT_RUN_DONE : CCT_RUN_FAILED, &err);
+    free(points);
+    if (code == CCT_EXIT_OK)
+        printf("%lld\n", (long long)id);
+    return code;
+}

@@ -1,0 +1,19 @@
+/*
+ * cct_backend_replay.h - a measurement backend that answers from recorded points (see
+ * cct_backend_replay.c): the search pipeline without a GPU, for CI and fault tests.
+ *
+ * Ownership: cct_replay_backend_create() copies the points; destroy releases the copy.
+ */
+#ifndef CCT_BACKEND_REPLAY_H
+#define CCT_BACKEND_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cct_backend.h"
+
+cct_status cct_replay_backend_create(const cct_point *points, size_t n, uint64_t seed,
+                                     cct_backend *backend, cct_error *err);
+void cct_replay_backend_destroy(cct_backend *backend);
+
+#endif

@@ -1,0 +1,399 @@
+/*
+ * cct_launch.c - the launcher role of `ccltune search` on one machine (see cct_search.h).
+ *
+ * For every session the launcher forks one worker per rank and execs this same binary
+ * with the same arguments; the worker's role and the session's NCCL environment are set
+ * between fork and exec.  Each worker gets one end of a socketpair: rank 0 writes NCCL's
+ * unique id into it, the launcher copies the id to every other rank.  If any worker exits
+ * with an error the others are stopped at once (before their watchdogs could misreport a
+ * hang); if a worker reports a hang the session starts again, going past the stored hang.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cct_backend_nccl.h"
+#include "cct_cli.h"
+#include "cct_probe.h"
+#include "cct_search.h"
+#include "cct_search_run.h"
+
+bool cct_search_under_mpi(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
+}
+
+cct_status cct_search_find_plugin(const char *explicit_path, char *out, size_t len, cct_error *err)
+{
+    const char *given = explicit_path ? explicit_path : getenv("CCLTUNE_PLUGIN");
+    if (given) {
+        if (!realpath(given, out) || access(out, R_OK) != 0)
+            return cct_error_set(err, CCT_ENOTFOUND, "plugin %s not found", given);
+        return CCT_OK;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return cct_error_set(err, CCT_ENOTFOUND, "cannot locate the ccltune executable");
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    static const char *const rel[] = {"plugin", "../lib", "../lib64", "../lib/x86_64-linux-gnu"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        char cand[PATH_MAX + 64];
+        snprintf(cand, sizeof cand, "%s/%s/libnccl-tuner-ccltune.so", exe, rel[i]);
+        if (access(cand, R_OK) == 0 && realpath(cand, out))
+            return CCT_OK;
+    }
+    (void)len;
+    return cct_error_set(err, CCT_ENOTFOUND,
+                         "libnccl-tuner-ccltune.so not found beside %s; pass --plugin PATH", exe);
+}
+
+static bool mps_running(char *dir, size_t len)
+{
+    const char *d = getenv("CUDA_MPS_PIPE_DIRECTORY");
+    snprintf(dir, len, "%s", d && *d ? d : "/tmp/nvidia-mps");
+    char control[PATH_MAX + 16];
+    if (strlen(dir) + sizeof "/control" > sizeof control)
+        return false;
+    memcpy(control, dir, strlen(dir));
+    memcpy(control + strlen(dir), "/control", sizeof "/control");
+    struct stat st;
+    return stat(control, &st) == 0 && (S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode));
+}
+
+static void set_session_env(const cct_search_opts *o, const cct_session *s, const char *plugin,
+                            int rank)
+{
+    static const char *const cleared[] = {
+        "NCCL_ALGO",     "NCCL_PROTO",          "NCCL_BUFFSIZE", "NCCL_LL_BUFFSIZE",
+        "CCLTUNE_TABLE", "NCCL_LL128_BUFFSIZE", "CCLTUNE_FORCE", "NCCL_TUNER_CONFIG_FILE"};
+    for (size_t i = 0; i < sizeof cleared / sizeof cleared[0]; i++)
+        unsetenv(cleared[i]);
+    setenv("NCCL_TUNER_PLUGIN", plugin, 1);
+    setenv("CCLTUNE_MEASURE", "1", 1);
+    /* an explicit protocol list enables LL128 outright (NCCL's default is "auto"), so the
+     * plugin can force it where NCCL would not pick it; verification catches corruption */
+    if (!s->baseline)
+        setenv("NCCL_PROTO", "LL,LL128,Simple", 1);
+    char v[64];
+    if (s->buffsize) {
+        snprintf(v, sizeof v, "%llu", (unsigned long long)s->buffsize);
+        setenv("NCCL_BUFFSIZE", v, 1);
+    }
+    if (s->ll_buffsize) {
+        snprintf(v, sizeof v, "%llu", (unsigned long long)s->ll_buffsize);
+        setenv("NCCL_LL_BUFFSIZE", v, 1);
+    }
+    if (s->ll128_buffsize) {
+        snprintf(v, sizeof v, "%llu", (unsigned long long)s->ll128_buffsize);
+        setenv("NCCL_LL128_BUFFSIZE", v, 1);
+    }
+    if (o->ranks_per_gpu > 1) {
+        /* distinct host ids make NCCL treat each rank process as its own node */
+        snprintf(v, sizeof v, "ccltune-%ld-%d", (long)getppid(), rank);
+        setenv("NCCL_HOSTID", v, 1);
+    }
+}
+
+static void setenv_long(const char *name, long value)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%ld", value);
+    setenv(name, v, 1);
+}
+
+pid_t cct_spawn_worker(const cct_search_opts *o, const cct_search_run *run, size_t session,
+                       int rank, int ranks, int nodes, int device, const char *plugin, int sv[2])
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    close(sv[0]);
+    int child_fd = dup(sv[1]); /* dup drops CLOEXEC: this end survives exec */
+    set_session_env(o, &run->plan.sessions[session], plugin, rank);
+    setenv_long("CCLTUNE_WORKER_RANK", rank);
+    setenv_long("CCLTUNE_WORKER_NRANKS", ranks);
+    setenv_long("CCLTUNE_WORKER_NODES", nodes);
+    setenv_long("CCLTUNE_WORKER_SESSION", (long)session);
+    setenv_long("CCLTUNE_WORKER_SESSIONS", (long)run->plan.n_sessions);
+    setenv_long("CCLTUNE_WORKER_DEVICE", device);
+    setenv_long("CCLTUNE_WORKER_SLOT", rank % o->ranks_per_gpu);
+    setenv_long("CCLTUNE_WORKER_SHARE", o->ranks_per_gpu);
+    setenv_long("CCLTUNE_WORKER_FD", child_fd);
+    setenv_long("CCLTUNE_WORKER_RUN", (long)run->run_id);
+    setenv("CCLTUNE_WORKER_PLUGIN", plugin, 1);
+    char *argv[1024];
+    int argc = 0;
+    argv[argc++] = (char *)"ccltune";
+    for (int i = 0; i < o->argc && argc < 1023; i++)
+        argv[argc++] = o->argv[i];
+    argv[argc] = NULL;
+    execv("/proc/self/exe", argv);
+    fprintf(stderr, "ccltune search: error: exec: %s\n", strerror(errno));
+    _exit(127);
+}
+
+typedef struct worker_proc {
+    pid_t pid;
+    int fd;
+    int status;
+    bool done;
+} worker_proc;
+
+static void stop_workers(worker_proc *w, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!w[i].done && w[i].pid > 0)
+            kill(w[i].pid, SIGTERM);
+    for (int waited = 0; waited < 50; waited++) {
+        bool all = true;
+        for (int i = 0; i < n; i++) {
+            if (w[i].done || w[i].pid <= 0)
+                continue;
+            int st;
+            if (waitpid(w[i].pid, &st, WNOHANG) == w[i].pid) {
+                w[i].done = true;
+                w[i].status = st;
+            } else {
+                all = false;
+            }
+        }
+        if (all)
+            return;
+        struct timespec ts = {0, 100000000};
+        nanosleep(&ts, NULL);
+    }
+    for (int i = 0; i < n; i++)
+        if (!w[i].done && w[i].pid > 0) {
+            kill(w[i].pid, SIGKILL);
+            waitpid(w[i].pid, &w[i].status, 0);
+            w[i].done = true;
+        }
+}
+
+/* Exit code of a finished worker: its exit status, or 128+signal. */
+static int worker_code(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return 255;
+}
+
+/* One attempt at a session.  Returns 0 done, CCT_WORKER_EXIT_HANG, or another failure code. */
+static int run_session_once(const cct_search_opts *o, const cct_search_run *run, size_t session,
+                            int ranks, int nodes, const char *plugin, int ngpus)
+{
+    worker_proc w[4096];
+    memset(w, 0, sizeof(worker_proc) * (size_t)ranks);
+    fflush(NULL);
+    for (int r = 0; r < ranks; r++) {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+            fprintf(stderr, "ccltune search: error: socketpair: %s\n", strerror(errno));
+            stop_workers(w, r);
+            return CCT_EXIT_FAIL;
+        }
+        int device = (r / o->ranks_per_gpu) % (ngpus > 0 ? ngpus : 1);
+        pid_t pid = cct_spawn_worker(o, run, session, r, ranks, nodes, device, plugin, sv);
+        if (pid < 0) {
+            fprintf(stderr, "ccltune search: error: fork: %s\n", strerror(errno));
+            stop_workers(w, r);
+            return CCT_EXIT_FAIL;
+        }
+        close(sv[1]);
+        w[r].pid = pid;
+        w[r].fd = sv[0];
+    }
+    /* relay NCCL's unique id from rank 0 to everyone */
+    unsigned char id[CCT_NCCL_UNIQUE_ID_BYTES];
+    size_t got = 0;
+    int code = 0;
+    time_t deadline = time(NULL) + 300;
+    while (got < sizeof id && code == 0) {
+        struct pollfd p = {w[0].fd, POLLIN, 0};
+        int pr = poll(&p, 1, 200);
+        if (pr > 0) {
+            ssize_t k = read(w[0].fd, id + got, sizeof id - got);
+            if (k <= 0)
+                code = CCT_EXIT_FAIL;
+            else
+                got += (size_t)k;
+        }
+        for (int r = 0; r < ranks && code == 0; r++) {
+            int st;
+            if (!w[r].done && waitpid(w[r].pid, &st, WNOHANG) == w[r].pid) {
+                w[r].done = true;
+                w[r].status = st;
+                code = worker_code(st) ? worker_code(st) : CCT_EXIT_FAIL;
+            }
+        }
+        if (time(NULL) > deadline) {
+            fprintf(stderr, "ccltune search: error: rank 0 produced no NCCL unique id in 300 s\n");
+            code = CCT_EXIT_FAIL;
+        }
+    }
+    for (int r = 1; r < ranks && code == 0; r++) {
+        if (write(w[r].fd, id, sizeof id) != (ssize_t)sizeof id)
+            code = CCT_EXIT_FAIL;
+    }
+    /* wait for everyone; the first failure stops the rest */
+    int remaining = 0;
+    for (int r = 0; r < ranks; r++)
+        remaining += !w[r].done;
+    while (code == 0 && remaining > 0) {
+        int st;
+        pid_t pid = waitpid(-1, &st, 0);
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (int r = 0; r < ranks; r++) {
+            if (w[r].pid != pid)
+                continue;
+            w[r].done = true;
+            w[r].status = st;
+            remaining--;
+            int c = worker_code(st);
+            if (c != 0) {
+                if (c != CCT_WORKER_EXIT_HANG)
+                    fprintf(stderr, "ccltune search: rank %d exited with status %d\n", r, c);
+                code = c;
+            }
+        }
+    }
+    if (code != 0)
+        stop_workers(w, ranks);
+    for (int r = 0; r < ranks; r++)
+        close(w[r].fd);
+    return code;
+}
+
+int cct_search_run_sessions(const cct_search_opts *o, cct_search_run *run, int ranks, int nodes,
+                            const char *plugin, int ngpus)
+{
+    for (size_t s = 0; s < run->plan.n_sessions; s++) {
+        int restarts = 0;
+        for (;;) {
+            int code = run_session_once(o, run, s, ranks, nodes, plugin, ngpus);
+            if (code == 0)
+                break;
+            if (code == CCT_WORKER_EXIT_HANG && restarts < o->max_restarts) {
+                restarts++;
+                fprintf(stderr, "ccltune search: session %zu restarts after a hang (%d/%d)\n",
+                        s + 1, restarts, o->max_restarts);
+                continue;
+            }
+            return code == CCT_WORKER_EXIT_HANG ? CCT_EXIT_FAIL : code;
+        }
+    }
+    return 0;
+}
+
+int cct_search_launch(cct_search_opts *o)
+{
+    cct_error err;
+    cct_error_clear(&err);
+    if (o->replay_path)
+        return cct_search_replay(o);
+    if (o->dry_run) {
+        int ranks = o->ranks ? o->ranks : o->ranks_per_gpu;
+        int nodes = o->ranks_per_gpu > 1 ? ranks : 1;
+        o->space.ranks = ranks;
+        o->space.nodes = nodes;
+        cct_plan plan;
+        if (cct_plan_build(&o->space, &plan, &err) != CCT_OK)
+            return cct_cli_usage_error("search", "%s", err.msg);
+        cct_search_print_plan(stdout, &plan, &o->sched);
+        cct_plan_destroy(&plan);
+        return CCT_EXIT_OK;
+    }
+    cct_probe_info *info = calloc(1, sizeof *info);
+    if (!info)
+        return cct_cli_fail("search", "out of memory");
+    if (cct_probe_collect(info, &err) != CCT_OK) {
+        free(info);
+        return cct_cli_fail("search",
+                            "%s. `ccltune search` measures real NCCL collectives and needs a GPU; "
+                            "`ccltune tune` without a GPU runs the pipeline on recorded "
+                            "measurements instead",
+                            err.msg);
+    }
+    int capacity = info->n_gpus * o->ranks_per_gpu;
+    int ranks = o->ranks ? o->ranks : capacity;
+    if (ranks > capacity) {
+        int ngpus = info->n_gpus;
+        free(info);
+        return cct_cli_usage_error("search",
+                                   "%d ranks do not fit on %d GPU(s) with --ranks-per-gpu %d; "
+                                   "raise --ranks-per-gpu (shared GPUs need MPS) or lower --ranks",
+                                   ranks, ngpus, o->ranks_per_gpu);
+    }
+    if (ranks < 2) {
+        free(info);
+        return cct_cli_usage_error("search", "a collective needs at least 2 ranks; this machine "
+                                             "has 1 GPU: use --ranks-per-gpu 2 (or more) with MPS");
+    }
+    char mpsdir[PATH_MAX];
+    if (o->ranks_per_gpu > 1 && o->check_mps && !mps_running(mpsdir, sizeof mpsdir)) {
+        free(info);
+        return cct_cli_fail("search",
+                            "--ranks-per-gpu %d needs the CUDA MPS daemon so the rank processes' "
+                            "kernels run side by side (without it every collective waits for a "
+                            "time slice, ~4.5 ms). No MPS control socket in %s. Start it with\n"
+                            "    nvidia-cuda-mps-control -d\n"
+                            "(set CUDA_MPS_PIPE_DIRECTORY for both if you use another folder), or "
+                            "pass --no-mps-check to measure without it",
+                            o->ranks_per_gpu, mpsdir);
+    }
+    int nodes = o->ranks_per_gpu > 1 ? ranks : 1;
+    char plugin[PATH_MAX];
+    if (cct_search_find_plugin(o->plugin_path, plugin, sizeof plugin, &err) != CCT_OK) {
+        free(info);
+        return cct_cli_fail("search", "%s", err.msg);
+    }
+    if (getenv("NCCL_ALGO") || getenv("NCCL_PROTO"))
+        fprintf(stderr, "ccltune search: note: NCCL_ALGO/NCCL_PROTO are set; the search controls "
+                        "algorithms and protocols itself and clears them for its workers\n");
+    cct_store_fingerprint fp;
+    cct_probe_fingerprint(info, ranks, nodes, o->ranks_per_gpu, &fp);
+    int ngpus = info->n_gpus;
+    free(info);
+    cct_search_run run;
+    if (cct_search_begin(o, ranks, nodes, &fp, "search", &run, &err) != CCT_OK)
+        return cct_cli_fail("search", "%s", err.msg);
+    fprintf(stderr,
+            "ccltune search: run %lld%s in %s: %d ranks (%d per GPU), %d NCCL nodes, plan %s, "
+            "%zu sessions, %zu configurations x %zu sizes; LL128 by default: %s\n",
+            (long long)run.run_id, run.resumed ? " (resumed)" : "", o->store_path, ranks,
+            o->ranks_per_gpu, nodes, run.plan.hash, run.plan.n_sessions, run.plan.n_configs,
+            run.plan.n_sizes, fp.ll128_allowed ? "allowed" : "not allowed");
+    int code = cct_search_run_sessions(o, &run, ranks, nodes, plugin, ngpus);
+    int64_t run_id = run.run_id;
+    if (cct_search_end(&run, code == 0 ? CCT_RUN_DONE : CCT_RUN_FAILED, &err) != CCT_OK)
+        fprintf(stderr, "ccltune search: warning: %s\n", err.msg);
+    if (code != 0) {
+        fprintf(stderr,
+                "ccltune search: run %lld stopped; everything measured so far is in %s. "
+                "Continue with: ccltune search ... --resume %lld\n",
+                (long long)run_id, o->store_path, (long long)run_id);
+        return CCT_EXIT_FAIL;
+    }
+    fprintf(stderr, "ccltune search: run %lld complete in %s\n", (long long)run_id, o->store_path);
+    printf("%lld\n", (long long)run_id);
+    return CCT_EXIT_OK;
+}

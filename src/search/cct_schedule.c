@@ -1,0 +1,407 @@
+/*
+ * cct_schedule.c - executes one session of a plan on a backend (see cct_schedule.h).
+ *
+ * The unit of work is a group: one collective at one requested size, every configuration
+ * of the session.  A group is measured completely before anything of it is stored, and
+ * its points are committed one transaction each, so an interruption loses at most the
+ * group in flight.  Memory per group is bounded by configurations x samples and reused.
+ */
+#include "cct_schedule.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cct_stats.h"
+
+void cct_schedule_defaults(cct_schedule_opts *o)
+{
+    o->warmup = 1;
+    o->cycles = 4;
+    o->cycle_us = 2000.0;
+    o->max_iters = 200;
+    o->cv_threshold = 0.05;
+    o->max_remeasure = 2;
+    o->time_in_place = false;
+}
+
+size_t cct_schedule_count_points(const cct_plan *plan, size_t session, bool time_in_place)
+{
+    const cct_session *s = &plan->sessions[session];
+    return s->n_configs * plan->n_sizes * (time_in_place ? 2u : 1u);
+}
+
+/* Per-configuration state of the group being measured. */
+typedef struct slot {
+    const cct_config *cfg;
+    uint64_t bytes;
+    bool in_place;
+    bool skip;  /* already stored */
+    bool timed; /* applied and worth timing */
+    int status; /* cct_point_status */
+    uint64_t wrong;
+    cct_observed obs;
+    int iters;
+    double *samples; /* per-iteration microseconds, one per cycle */
+    size_t n_samples;
+    cct_stats stats;
+    bool noisy;
+} slot;
+
+typedef struct group {
+    slot *slots;
+    size_t n;
+    double *sample_pool;
+    size_t per_slot_cap;
+    double *scratch; /* reduction buffer, n * per_slot_cap doubles */
+    uint64_t *uscratch;
+} group;
+
+static cct_status note_hang(cct_schedule *s, const slot *sl, cct_error *err)
+{
+    s->hung = true;
+    s->hang_config = *sl->cfg;
+    s->hang_bytes = sl->bytes;
+    if (s->store) {
+        cct_point p;
+        memset(&p, 0, sizeof p);
+        p.cfg = *sl->cfg;
+        p.bytes = sl->bytes;
+        p.in_place = sl->in_place;
+        p.status = CCT_POINT_HANG;
+        p.nccl_algo = sl->cfg->algo;
+        p.nccl_proto = sl->cfg->proto;
+        cct_error serr;
+        bool found = false;
+        if (cct_store_has_point(s->store, s->run_id, sl->cfg, sl->bytes, sl->in_place, &found,
+                                &serr) == CCT_OK &&
+            !found)
+            cct_store_add_point(s->store, s->run_id, &p, NULL, 0, &serr);
+    }
+    return err ? err->code : CCT_ETIMEOUT;
+}
+
+/* Verification of every slot: out of place and in place, counting wrong elements. */
+static cct_status verify_group(cct_schedule *s, group *g, cct_error *err)
+{
+    cct_backend *b = s->backend;
+    for (size_t k = 0; k < g->n; k++) {
+        slot *sl = &g->slots[k];
+        g->uscratch[k] = 0;
+        if (sl->skip)
+            continue;
+        cct_status st = b->ops->select(b->ctx, sl->cfg, err);
+        for (int variant = 0; st == CCT_OK && variant < 2; variant++) {
+            uint64_t wrong = 0;
+            cct_observed obs = {false, -1, -1};
+            st = b->ops->verify(b->ctx, sl->cfg, sl->bytes, variant == 1, &wrong, &obs, err);
+            if (st == CCT_OK) {
+                g->uscratch[k] += wrong;
+                if (variant == 0)
+                    sl->obs = obs;
+            }
+        }
+        if (st == CCT_ETIMEOUT)
+            return note_hang(s, sl, err);
+        if (st != CCT_OK) {
+            /* an NCCL/CUDA error on one configuration is recorded, the search goes on */
+            sl->status = CCT_POINT_ERROR;
+            cct_error_clear(err);
+        }
+    }
+    /* all ranks must agree on wrong counts and on whether the forcing applied */
+    for (size_t k = 0; k < g->n; k++) {
+        slot *sl = &g->slots[k];
+        g->uscratch[g->n + k] =
+            (!sl->skip && sl->status == CCT_POINT_OK && !sl->obs.applied) ? 1 : 0;
+        g->uscratch[2 * g->n + k] = sl->status == CCT_POINT_ERROR ? 1 : 0;
+    }
+    cct_status st = b->ops->reduce_sum(b->ctx, g->uscratch, 3 * g->n, err);
+    if (st == CCT_ETIMEOUT)
+        return note_hang(s, &g->slots[0], err);
+    if (st != CCT_OK)
+        return st;
+    for (size_t k = 0; k < g->n; k++) {
+        slot *sl = &g->slots[k];
+        if (sl->skip)
+            continue;
+        sl->wrong = g->uscratch[k];
+        if (g->uscratch[2 * g->n + k]) {
+            sl->status = CCT_POINT_ERROR;
+        } else if (g->uscratch[g->n + k]) {
+            sl->status = CCT_POINT_UNSUPPORTED;
+        } else if (sl->wrong) {
+            sl->status = CCT_POINT_CORRUPT;
+        }
+        /* corrupt configurations are still timed: the table must know what it rejects */
+        sl->timed = sl->status == CCT_POINT_OK || sl->status == CCT_POINT_CORRUPT;
+    }
+    return CCT_OK;
+}
+
+/* Warm-up and iterations per cycle, from the slowest rank's single-call time. */
+static cct_status warm_group(cct_schedule *s, group *g, cct_error *err)
+{
+    cct_backend *b = s->backend;
+    for (size_t k = 0; k < g->n; k++) {
+        slot *sl = &g->slots[k];
+        g->scratch[k] = 0.0;
+        if (!sl->timed)
+            continue;
+        cct_status st = b->ops->select(b->ctx, sl->cfg, err);
+        double t = 0.0;
+        for (int w = 0; st == CCT_OK && w < (s->opts.warmup > 0 ? s->opts.warmup : 1); w++)
+            st = b->ops->time(b->ctx, sl->cfg, sl->bytes, sl->in_place, 1, &t, err);
+        if (st == CCT_ETIMEOUT)
+            return note_hang(s, sl, err);
+        if (st != CCT_OK)
+            return st;
+        g->scratch[k] = t;
+    }
+    cct_status st = b->ops->reduce_max(b->ctx, g->scratch, g->n, err);
+    if (st != CCT_OK)
+        return st == CCT_ETIMEOUT ? note_hang(s, &g->slots[0], err) : st;
+    for (size_t k = 0; k < g->n; k++) {
+        slot *sl = &g->slots[k];
+        double t = g->scratch[k] > 0.0 ? g->scratch[k] : 1.0;
+        double it = ceil(s->opts.cycle_us / t);
+        if (it < 1.0)
+            it = 1.0;
+        if (it > s->opts.max_iters)
+            it = s->opts.max_iters;
+        sl->iters = (int)it;
+    }
+    return CCT_OK;
+}
+
+/* One round of mirrored cycles over the slots selected by `want`. */
+static cct_status cycle_round(cct_schedule *s, group *g, const bool *want, cct_error *err)
+{
+    cct_backend *b = s->backend;
+    size_t active[4096];
+    size_t m = 0;
+    for (size_t k = 0; k < g->n && m < sizeof active / sizeof active[0]; k++)
+        if (want[k])
+            active[m++] = k;
+    if (m == 0)
+        return CCT_OK;
+    int cycles = s->opts.cycles;
+    for (int c = 0; c < cycles; c++) {
+        for (size_t pos = 0; pos < m; pos++) {
+            size_t which = cct_cycle_index(pos, m, c);
+            slot *sl = &g->slots[active[which]];
+            cct_status st = b->ops->select(b->ctx, sl->cfg, err);
+            double elapsed = 0.0;
+            if (st == CCT_OK)
+                st = b->ops->time(b->ctx, sl->cfg, sl->bytes, sl->in_place, sl->iters, &elapsed,
+                                  err);
+            if (st == CCT_ETIMEOUT)
+                return note_hang(s, sl, err);
+            if (st != CCT_OK)
+                return st;
+            g->scratch[which * (size_t)cycles + (size_t)c] = elapsed / sl->iters;
+        }
+    }
+    cct_status st = b->ops->reduce_max(b->ctx, g->scratch, m * (size_t)cycles, err);
+    if (st != CCT_OK)
+        return st == CCT_ETIMEOUT ? note_hang(s, &g->slots[active[0]], err) : st;
+    for (size_t pos = 0; pos < m; pos++) {
+        slot *sl = &g->slots[active[pos]];
+        for (int c = 0; c < cycles && sl->n_samples < g->per_slot_cap; c++)
+            sl->samples[sl->n_samples++] = g->scratch[pos * (size_t)cycles + (size_t)c];
+    }
+    return CCT_OK;
+}
+
+/* Time every timed slot; re-measure the noisy ones.  A point is noisy when the samples of
+ * its latest round have a CV above the threshold: a transient disturbance in one round is
+ * cured by a quiet re-measurement.  Statistics are computed over all samples, so the
+ * stored CV still shows what happened. */
+static cct_status time_group(cct_schedule *s, group *g, cct_error *err)
+{
+    bool want[4096];
+    size_t n = g->n < 4096 ? g->n : 4096;
+    size_t cycles = (size_t)s->opts.cycles;
+    for (size_t k = 0; k < n; k++)
+        want[k] = g->slots[k].timed;
+    cct_status st = cycle_round(s, g, want, err);
+    for (int round = 0; st == CCT_OK && round <= s->opts.max_remeasure; round++) {
+        bool any = false;
+        for (size_t k = 0; k < n; k++) {
+            slot *sl = &g->slots[k];
+            bool measured_now = want[k];
+            want[k] = false;
+            if (!measured_now || sl->n_samples == 0)
+                continue;
+            cct_stats latest;
+            size_t from = sl->n_samples >= cycles ? sl->n_samples - cycles : 0;
+            cct_stats_compute(sl->samples + from, sl->n_samples - from, &latest);
+            cct_stats_compute(sl->samples, sl->n_samples, &sl->stats);
+            sl->noisy = latest.cv > s->opts.cv_threshold;
+            if (sl->noisy && round < s->opts.max_remeasure) {
+                want[k] = true;
+                any = true;
+                s->n_remeasured++;
+            }
+        }
+        if (!any)
+            break;
+        st = cycle_round(s, g, want, err);
+    }
+    return st;
+}
+
+static cct_status store_group(cct_schedule *s, group *g, cct_error *err)
+{
+    for (size_t k = 0; k < g->n; k++) {
+        slot *sl = &g->slots[k];
+        if (sl->skip)
+            continue;
+        cct_point p;
+        memset(&p, 0, sizeof p);
+        p.cfg = *sl->cfg;
+        p.bytes = sl->bytes;
+        p.in_place = sl->in_place;
+        p.wrong = sl->wrong;
+        p.status = sl->status;
+        p.noisy = sl->noisy;
+        if (sl->timed && sl->n_samples)
+            p.stats = sl->stats;
+        bool forced = sl->cfg->algo != CCT_DEFAULT;
+        p.nccl_algo = forced ? (sl->obs.applied ? sl->cfg->algo : -1) : sl->obs.nccl_algo;
+        p.nccl_proto = forced ? (sl->obs.applied ? sl->cfg->proto : -1) : sl->obs.nccl_proto;
+        s->points_done++;
+        if (sl->status == CCT_POINT_CORRUPT)
+            s->n_corrupt++;
+        if (sl->status == CCT_POINT_UNSUPPORTED)
+            s->n_unsupported++;
+        if (sl->noisy)
+            s->n_noisy++;
+        if (!s->store)
+            continue;
+        cct_status st = cct_store_add_point(s->store, s->run_id, &p, sl->samples,
+                                            sl->timed ? sl->n_samples : 0, err);
+        if (st != CCT_OK)
+            return st;
+    }
+    return CCT_OK;
+}
+
+/* Rank 0 looks the group up in the store; every rank gets the same skip mask. */
+static cct_status skip_mask(cct_schedule *s, group *g, cct_error *err)
+{
+    unsigned char mask[4096];
+    memset(mask, 0, sizeof mask);
+    if (s->store) {
+        for (size_t k = 0; k < g->n; k++) {
+            bool found = false;
+            cct_status st =
+                cct_store_has_point(s->store, s->run_id, g->slots[k].cfg, g->slots[k].bytes,
+                                    g->slots[k].in_place, &found, err);
+            if (st != CCT_OK)
+                return st;
+            mask[k] = found;
+        }
+    }
+    cct_status st = s->backend->ops->broadcast(s->backend->ctx, mask, g->n, err);
+    if (st != CCT_OK)
+        return st;
+    for (size_t k = 0; k < g->n; k++)
+        g->slots[k].skip = mask[k] != 0;
+    return CCT_OK;
+}
+
+static void reset_slot(slot *sl, double *samples)
+{
+    const cct_config *cfg = sl->cfg;
+    uint64_t bytes = sl->bytes;
+    bool in_place = sl->in_place;
+    memset(sl, 0, sizeof *sl);
+    sl->cfg = cfg;
+    sl->bytes = bytes;
+    sl->in_place = in_place;
+    sl->samples = samples;
+    sl->obs.nccl_algo = -1;
+    sl->obs.nccl_proto = -1;
+    sl->status = CCT_POINT_OK;
+}
+
+cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
+{
+    const cct_plan *plan = s->plan;
+    const cct_session *sess = &plan->sessions[s->session];
+    if (s->opts.cycles < 1 || s->opts.max_iters < 1)
+        return cct_error_set(err, CCT_EINVAL, "cycles and iterations must be at least 1");
+    size_t variants = s->opts.time_in_place ? 2 : 1;
+    size_t max_group = sess->n_configs * variants;
+    if (max_group > 4096)
+        return cct_error_set(err, CCT_EINVAL,
+                             "a session has %zu configurations x variants; at most 4096 are "
+                             "supported (narrow the space)",
+                             max_group);
+    s->points_total = cct_schedule_count_points(plan, s->session, s->opts.time_in_place);
+    group g;
+    memset(&g, 0, sizeof g);
+    g.per_slot_cap = (size_t)s->opts.cycles * (size_t)(s->opts.max_remeasure + 1);
+    g.slots = calloc(max_group, sizeof *g.slots);
+    g.sample_pool = calloc(max_group * g.per_slot_cap, sizeof *g.sample_pool);
+    size_t scratch_n = max_group * g.per_slot_cap + 3 * max_group;
+    g.scratch = calloc(scratch_n, sizeof *g.scratch);
+    g.uscratch = calloc(3 * max_group, sizeof *g.uscratch);
+    cct_status st = CCT_OK;
+    if (!g.slots || !g.sample_pool || !g.scratch || !g.uscratch) {
+        st = cct_error_set(err, CCT_ENOMEM, "out of memory for %zu configurations", max_group);
+        goto done;
+    }
+    for (size_t ci = 0; ci < plan->space.n_colls && st == CCT_OK; ci++) {
+        int coll = plan->space.colls[ci];
+        for (size_t zi = 0; zi < plan->n_sizes && st == CCT_OK; zi++) {
+            g.n = 0;
+            for (size_t k = 0; k < sess->n_configs; k++) {
+                const cct_config *cfg = &plan->configs[sess->first_config + k];
+                if (cfg->coll != coll)
+                    continue;
+                for (size_t v = 0; v < variants; v++) {
+                    slot *sl = &g.slots[g.n];
+                    sl->cfg = cfg;
+                    sl->bytes = cct_plan_effective_bytes(cfg, plan->sizes[zi]);
+                    sl->in_place = v == 1;
+                    reset_slot(sl, g.sample_pool + g.n * g.per_slot_cap);
+                    g.n++;
+                }
+            }
+            if (g.n == 0)
+                continue;
+            if ((st = skip_mask(s, &g, err)) != CCT_OK)
+                break;
+            size_t todo = 0;
+            for (size_t k = 0; k < g.n; k++)
+                todo += !g.slots[k].skip;
+            s->points_skipped += g.n - todo;
+            if (todo == 0)
+                continue;
+            if ((st = verify_group(s, &g, err)) != CCT_OK)
+                break;
+            if ((st = warm_group(s, &g, err)) != CCT_OK)
+                break;
+            if ((st = time_group(s, &g, err)) != CCT_OK)
+                break;
+            if ((st = store_group(s, &g, err)) != CCT_OK)
+                break;
+            if (s->progress) {
+                char what[96], b[32];
+                snprintf(what, sizeof what, "%s %s", cct_coll_name(coll),
+                         cct_format_bytes(plan->sizes[zi], b, sizeof b));
+                s->progress(s->progress_arg, s->points_done + s->points_skipped, s->points_total,
+                            what);
+            }
+        }
+    }
+done:
+    free(g.slots);
+    free(g.sample_pool);
+    free(g.scratch);
+    free(g.uscratch);
+    return st;
+}

@@ -1,0 +1,67 @@
+/*
+ * cct_schedule.h - the measurement schedule: how one session of a plan is measured.
+ *
+ * For each collective and message size, the configurations of the session form a group
+ * that is measured together: every configuration is first verified (out of place and in
+ * place), then warmed up to choose its iterations per cycle, then timed over several
+ * cycles whose order is mirrored (forward, reverse, forward, ...) so slow drift weighs on
+ * every configuration alike.  Points whose coefficient of variation stays above the
+ * threshold are measured again, and flagged noisy if they remain so.  Rank 0 commits each
+ * group's points to the store as soon as the group is done; on resume, points already in
+ * the store are skipped (all ranks agree through a broadcast of rank 0's skip mask).
+ *
+ * Ranks take identical decisions because every number a decision depends on has been
+ * reduced across ranks first (maximum of times, sum of wrong elements).
+ */
+#ifndef CCT_SCHEDULE_H
+#define CCT_SCHEDULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cct_backend.h"
+#include "cct_space.h"
+#include "cct_store.h"
+
+typedef struct cct_schedule_opts {
+    int warmup;          /* untimed warm-up calls per configuration and size */
+    int cycles;          /* timed cycles (>= 2 so the order is mirrored at least once) */
+    double cycle_us;     /* target duration of one cycle; sets iterations per cycle */
+    int max_iters;       /* upper bound of iterations per cycle */
+    double cv_threshold; /* re-measure points whose CV exceeds this */
+    int max_remeasure;   /* extra rounds of cycles for noisy points */
+    bool time_in_place;  /* also time the in-place variant (always verified) */
+} cct_schedule_opts;
+
+void cct_schedule_defaults(cct_schedule_opts *opts);
+
+typedef void (*cct_progress_fn)(void *arg, size_t done, size_t total, const char *what);
+
+typedef struct cct_schedule {
+    const cct_plan *plan;
+    size_t session;          /* index into plan->sessions */
+    cct_backend *backend;
+    cct_store *store;        /* rank 0 only; NULL on other ranks */
+    int64_t run_id;
+    cct_schedule_opts opts;
+    cct_progress_fn progress; /* rank 0; may be NULL */
+    void *progress_arg;
+    /* results, identical on every rank */
+    size_t points_total, points_done, points_skipped;
+    size_t n_corrupt, n_unsupported, n_noisy, n_remeasured;
+    /* set when the watchdog fired: the configuration and size being measured */
+    bool hung;
+    cct_config hang_config;
+    uint64_t hang_bytes;
+} cct_schedule;
+
+/* Points the session will produce (configurations x sizes x timed variants). */
+size_t cct_schedule_count_points(const cct_plan *plan, size_t session, bool time_in_place);
+
+/* Measure every point of the session that is not yet stored.  CCT_ETIMEOUT when the
+ * watchdog fired (rank 0 has then stored a `hang` point for hang_config at hang_bytes, so
+ * a resumed session goes past it). */
+cct_status cct_schedule_run(cct_schedule *sched, cct_error *err);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * cct_search.h - `ccltune search`: options, and the three roles a search process plays.
+ *
+ *  launcher  the process the user starts.  It opens the store, starts or resumes a run,
+ *            and for each session of the plan starts one worker per rank (fork + exec of
+ *            itself), relays NCCL's unique id from rank 0 to the others over socketpairs,
+ *            and restarts a session whose worker reported a hang (the hang is stored, so
+ *            the restarted session goes past it).
+ *  mpi       under mpirun each MPI process is the launcher of its own rank's worker; the
+ *            unique id travels by MPI_Bcast.  Workers never call MPI, so a session can be
+ *            a fresh set of processes (NCCL reads buffer sizes once per process).
+ *  worker    one rank of one session: binds to cores near its GPU, joins the communicator,
+ *            runs the schedule, and (rank 0) commits points to the store.
+ *
+ * Workers are started with the launcher's own command line and learn their role from
+ * CCLTUNE_WORKER_* environment variables, so every rank rebuilds the identical plan.
+ */
+#ifndef CCT_SEARCH_H
+#define CCT_SEARCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cct_error.h"
+#include "cct_schedule.h"
+#include "cct_space.h"
+
+typedef struct cct_search_opts {
+    cct_space space;
+    cct_schedule_opts sched;
+    const char *store_path;
+    int64_t resume_run;  /* 0: start a new run */
+    bool dry_run;
+    int ranks;           /* 0: GPUs x ranks_per_gpu */
+    int ranks_per_gpu;
+    const char *plugin_path; /* NULL: next to the executable */
+    double timeout_s;
+    int max_restarts;
+    uint32_t seed;
+    bool check_mps;
+    const char *replay_path; /* recorded store to replay instead of a GPU (tests, CI) */
+    int argc;            /* the command line, passed to workers unchanged */
+    char **argv;
+} cct_search_opts;
+
+/* Parse `ccltune search` flags (argv[0] is "search").  Returns CCT_EXIT_*-style codes via
+ * status: CCT_OK, or CCT_EINVAL with err naming the flag.  *help is set for --help. */
+cct_status cct_search_parse(int argc, char **argv, cct_search_opts *opts, bool *help,
+                            cct_error *err);
+void cct_search_print_help(FILE *out);
+
+/* The roles; each returns a process exit status. */
+int cct_search_launch(cct_search_opts *opts);
+int cct_search_worker(cct_search_opts *opts);
+int cct_search_mpi(cct_search_opts *opts);
+int cct_search_replay(cct_search_opts *opts);
+
+/* True when this process was started under mpirun (OpenMPI/PMIx/Slurm variables). */
+bool cct_search_under_mpi(void);
+
+/* Path of libnccl-tuner-ccltune.so: opts->plugin_path, $CCLTUNE_PLUGIN, or beside the
+ * executable (build tree: src/plugin/; installed: ../lib). */
+cct_status cct_search_find_plugin(const char *explicit_path, char *out, size_t len,
+                                  cct_error *err);
+
+/* Exit status a worker uses to say "the watchdog fired; the hang is stored". */
+#define CCT_WORKER_EXIT_HANG 3
+
+#endif

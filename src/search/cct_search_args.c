@@ -1,0 +1,306 @@
+/*
+ * cct_search_args.c - command-line parsing and help of `ccltune search`.
+ *
+ * Dimension flags are handed to cct_space_parse, which owns their syntax; this file owns
+ * the measurement and launch flags and the help text, which lists every dimension with its
+ * default so `--help` is the reference a user needs at the machine.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cct_search.h"
+
+void cct_search_print_help(FILE *out)
+{
+    fprintf(
+        out,
+        "usage: ccltune search [DIMENSIONS] [MEASUREMENT] [LAUNCH] [--store DB] [--resume RUN]\n"
+        "                      [--dry-run]\n"
+        "\n"
+        "Measure NCCL's collectives on this machine over a space of configurations and\n"
+        "store every measurement, as it is taken, in a SQLite store. Every result is\n"
+        "verified; a configuration that produces one wrong element is recorded as corrupt.\n"
+        "\n"
+        "Dimensions (comma-separated lists; defaults in brackets):\n"
+        "  --colls LIST          collectives: allreduce,allgather,reducescatter,broadcast,\n"
+        "                        reduce, or all [all]\n"
+        "  --algos LIST          algorithms: tree,ring,collnet_direct,collnet_chain,nvls,\n"
+        "                        nvls_tree,pat, or all [ring,tree]; ones NCCL does not offer\n"
+        "                        here are recorded as unsupported\n"
+        "  --protos LIST         protocols: ll,ll128,simple, or all [all]\n"
+        "  --channels LIST       channel counts: 1..64, max (all the communicator has),\n"
+        "                        nccl (NCCL's own count) [nccl,1,2,4,max]\n"
+        "  --buffsize LIST       NCCL_BUFFSIZE values, or default [default]\n"
+        "  --ll-buffsize LIST    NCCL_LL_BUFFSIZE values [default]\n"
+        "  --ll128-buffsize LIST NCCL_LL128_BUFFSIZE values [default]\n"
+        "  --align LIST          buffer offsets in bytes, as nccl-tests -u [0]\n"
+        "  --dtype LIST          float, bf16 [float]\n"
+        "  --min-bytes SIZE      smallest message [1K]\n"
+        "  --max-bytes SIZE      largest message [256M]\n"
+        "  --factor F            size step [2]\n"
+        "  --extra-sizes LIST    further sizes, e.g. 100000,3M [none]\n"
+        "  --no-off-grid         drop the 1.5x midpoints of every other octave\n"
+        "  --no-baseline         do not measure NCCL's default choice\n"
+        "  --cross MODE          factorial: buffer sizes, alignments and data types at\n"
+        "                        NCCL's channel count only; full: the whole product\n"
+        "                        [factorial]\n"
+        "\n"
+        "Measurement:\n"
+        "  --warmup N            untimed calls per point [1]\n"
+        "  --cycles N            timed cycles per point, order mirrored [4]\n"
+        "  --cycle-us US         target length of one cycle [2000]\n"
+        "  --max-iters N         iterations per cycle at most [200]\n"
+        "  --cv X                re-measure points with a coefficient of variation above X\n"
+        "                        [0.05]\n"
+        "  --remeasure N         extra rounds for noisy points [2]\n"
+        "  --time-in-place       also time in-place calls (always verified) [off]\n"
+        "  --timeout S           watchdog: a call that takes longer is a hang [60]\n"
+        "  --seed N              verification pattern seed [1]\n"
+        "\n"
+        "Launch:\n"
+        "  --ranks N             rank processes [GPUs x ranks-per-gpu]\n"
+        "  --ranks-per-gpu N     rank processes per GPU; > 1 needs the MPS daemon and joins\n"
+        "                        ranks over sockets (results are labelled so) [1]\n"
+        "  --plugin PATH         libnccl-tuner-ccltune.so [beside ccltune]\n"
+        "  --no-mps-check        do not insist on a running MPS daemon\n"
+        "  --max-restarts N      restarts of a session after hangs [8]\n"
+        "  Under mpirun, run one process per rank: the same flags apply.\n"
+        "\n"
+        "Store:\n"
+        "  --store PATH          measurement store [measurements.db]\n"
+        "  --resume RUN          continue run RUN; nothing stored is measured again\n"
+        "  --dry-run             print the plan and the estimated time, measure nothing\n"
+        "  --replay DB           answer from a recorded store instead of a GPU (testing)\n");
+}
+
+enum {
+    OPT_COLLS = 1000,
+    OPT_ALGOS,
+    OPT_PROTOS,
+    OPT_CHANNELS,
+    OPT_BUFFSIZE,
+    OPT_LL_BUFFSIZE,
+    OPT_LL128_BUFFSIZE,
+    OPT_ALIGN,
+    OPT_DTYPE,
+    OPT_MIN_BYTES,
+    OPT_MAX_BYTES,
+    OPT_FACTOR,
+    OPT_EXTRA,
+    OPT_NO_OFF_GRID,
+    OPT_NO_BASELINE,
+    OPT_CROSS,
+    OPT_WARMUP,
+    OPT_CYCLES,
+    OPT_CYCLE_US,
+    OPT_MAX_ITERS,
+    OPT_CV,
+    OPT_REMEASURE,
+    OPT_TIME_IN_PLACE,
+    OPT_TIMEOUT,
+    OPT_SEED,
+    OPT_RANKS,
+    OPT_RANKS_PER_GPU,
+    OPT_PLUGIN,
+    OPT_NO_MPS_CHECK,
+    OPT_MAX_RESTARTS,
+    OPT_STORE,
+    OPT_RESUME,
+    OPT_DRY_RUN,
+    OPT_REPLAY,
+    OPT_HELP
+};
+
+static const struct option long_opts[] = {
+    {"colls", required_argument, NULL, OPT_COLLS},
+    {"algos", required_argument, NULL, OPT_ALGOS},
+    {"protos", required_argument, NULL, OPT_PROTOS},
+    {"channels", required_argument, NULL, OPT_CHANNELS},
+    {"buffsize", required_argument, NULL, OPT_BUFFSIZE},
+    {"ll-buffsize", required_argument, NULL, OPT_LL_BUFFSIZE},
+    {"ll128-buffsize", required_argument, NULL, OPT_LL128_BUFFSIZE},
+    {"align", required_argument, NULL, OPT_ALIGN},
+    {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"min-bytes", required_argument, NULL, OPT_MIN_BYTES},
+    {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
+    {"factor", required_argument, NULL, OPT_FACTOR},
+    {"extra-sizes", required_argument, NULL, OPT_EXTRA},
+    {"no-off-grid", no_argument, NULL, OPT_NO_OFF_GRID},
+    {"no-baseline", no_argument, NULL, OPT_NO_BASELINE},
+    {"cross", required_argument, NULL, OPT_CROSS},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"cycles", required_argument, NULL, OPT_CYCLES},
+    {"cycle-us", required_argument, NULL, OPT_CYCLE_US},
+    {"max-iters", required_argument, NULL, OPT_MAX_ITERS},
+    {"cv", required_argument, NULL, OPT_CV},
+    {"remeasure", required_argument, NULL, OPT_REMEASURE},
+    {"time-in-place", no_argument, NULL, OPT_TIME_IN_PLACE},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"ranks", required_argument, NULL, OPT_RANKS},
+    {"ranks-per-gpu", required_argument, NULL, OPT_RANKS_PER_GPU},
+    {"plugin", required_argument, NULL, OPT_PLUGIN},
+    {"no-mps-check", no_argument, NULL, OPT_NO_MPS_CHECK},
+    {"max-restarts", required_argument, NULL, OPT_MAX_RESTARTS},
+    {"store", required_argument, NULL, OPT_STORE},
+    {"resume", required_argument, NULL, OPT_RESUME},
+    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+    {"replay", required_argument, NULL, OPT_REPLAY},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+static cct_status parse_long(const char *flag, const char *text, long min, long max, long *out,
+                             cct_error *err)
+{
+    char *end = NULL;
+    long v = text ? strtol(text, &end, 10) : 0;
+    if (!text || !*text || *end || v < min || v > max)
+        return cct_error_set(err, CCT_EINVAL, "--%s: '%s' is not an integer in %ld..%ld", flag,
+                             text ? text : "", min, max);
+    *out = v;
+    return CCT_OK;
+}
+
+static cct_status parse_double(const char *flag, const char *text, double min, double max,
+                               double *out, cct_error *err)
+{
+    char *end = NULL;
+    double v = text ? strtod(text, &end) : 0.0;
+    if (!text || !*text || *end || !(v >= min && v <= max))
+        return cct_error_set(err, CCT_EINVAL, "--%s: '%s' is not a number in %g..%g", flag,
+                             text ? text : "", min, max);
+    *out = v;
+    return CCT_OK;
+}
+
+cct_status cct_search_parse(int argc, char **argv, cct_search_opts *o, bool *help, cct_error *err)
+{
+    memset(o, 0, sizeof *o);
+    cct_space_defaults(&o->space);
+    cct_schedule_defaults(&o->sched);
+    o->store_path = "measurements.db";
+    o->ranks_per_gpu = 1;
+    o->timeout_s = 60.0;
+    o->max_restarts = 8;
+    o->seed = 1;
+    o->check_mps = true;
+    o->argc = argc;
+    o->argv = argv;
+    *help = false;
+    optind = 1;
+    opterr = 0;
+    int c;
+    long v;
+    cct_status st = CCT_OK;
+    while (st == CCT_OK && (c = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
+        const char *name = NULL;
+        for (const struct option *lo = long_opts; lo->name; lo++)
+            if (lo->val == c)
+                name = lo->name;
+        switch (c) {
+        case OPT_COLLS:
+        case OPT_ALGOS:
+        case OPT_PROTOS:
+        case OPT_CHANNELS:
+        case OPT_BUFFSIZE:
+        case OPT_LL_BUFFSIZE:
+        case OPT_LL128_BUFFSIZE:
+        case OPT_ALIGN:
+        case OPT_DTYPE:
+        case OPT_MIN_BYTES:
+        case OPT_MAX_BYTES:
+        case OPT_FACTOR:
+        case OPT_EXTRA:
+        case OPT_CROSS: {
+            char flag[64];
+            snprintf(flag, sizeof flag, "--%s", name);
+            st = cct_space_parse(&o->space, flag, optarg, err);
+            break;
+        }
+        case OPT_NO_OFF_GRID:
+            o->space.off_grid = false;
+            break;
+        case OPT_NO_BASELINE:
+            o->space.baseline = false;
+            break;
+        case OPT_WARMUP:
+            if ((st = parse_long(name, optarg, 0, 100, &v, err)) == CCT_OK)
+                o->sched.warmup = (int)v;
+            break;
+        case OPT_CYCLES:
+            if ((st = parse_long(name, optarg, 2, 1000, &v, err)) == CCT_OK)
+                o->sched.cycles = (int)v;
+            break;
+        case OPT_CYCLE_US:
+            st = parse_double(name, optarg, 1.0, 1e7, &o->sched.cycle_us, err);
+            break;
+        case OPT_MAX_ITERS:
+            if ((st = parse_long(name, optarg, 1, 100000, &v, err)) == CCT_OK)
+                o->sched.max_iters = (int)v;
+            break;
+        case OPT_CV:
+            st = parse_double(name, optarg, 0.0, 10.0, &o->sched.cv_threshold, err);
+            break;
+        case OPT_REMEASURE:
+            if ((st = parse_long(name, optarg, 0, 20, &v, err)) == CCT_OK)
+                o->sched.max_remeasure = (int)v;
+            break;
+        case OPT_TIME_IN_PLACE:
+            o->sched.time_in_place = true;
+            break;
+        case OPT_TIMEOUT:
+            st = parse_double(name, optarg, 0.1, 86400.0, &o->timeout_s, err);
+            break;
+        case OPT_SEED:
+            if ((st = parse_long(name, optarg, 0, 0x7fffffff, &v, err)) == CCT_OK)
+                o->seed = (uint32_t)v;
+            break;
+        case OPT_RANKS:
+            if ((st = parse_long(name, optarg, 1, 4096, &v, err)) == CCT_OK)
+                o->ranks = (int)v;
+            break;
+        case OPT_RANKS_PER_GPU:
+            if ((st = parse_long(name, optarg, 1, 64, &v, err)) == CCT_OK)
+                o->ranks_per_gpu = (int)v;
+            break;
+        case OPT_PLUGIN:
+            o->plugin_path = optarg;
+            break;
+        case OPT_NO_MPS_CHECK:
+            o->check_mps = false;
+            break;
+        case OPT_MAX_RESTARTS:
+            if ((st = parse_long(name, optarg, 0, 1000, &v, err)) == CCT_OK)
+                o->max_restarts = (int)v;
+            break;
+        case OPT_STORE:
+            o->store_path = optarg;
+            break;
+        case OPT_RESUME:
+            if ((st = parse_long(name, optarg, 1, 0x7fffffffL, &v, err)) == CCT_OK)
+                o->resume_run = v;
+            break;
+        case OPT_DRY_RUN:
+            o->dry_run = true;
+            break;
+        case OPT_REPLAY:
+            o->replay_path = optarg;
+            break;
+        case OPT_HELP:
+            *help = true;
+            return CCT_OK;
+        case ':':
+            st = cct_error_set(err, CCT_EINVAL, "%s needs a value", argv[optind - 1]);
+            break;
+        default:
+            st = cct_error_set(err, CCT_EINVAL, "unknown flag '%s'", argv[optind - 1]);
+            break;
+        }
+    }
+    if (st == CCT_OK && optind < argc)
+        st = cct_error_set(err, CCT_EINVAL, "unexpected argument '%s'", argv[optind]);
+    return st;
+}

@@ -1,0 +1,124 @@
+/*
+ * cct_search_run.c - starting, resuming and finishing a search run (see cct_search_run.h).
+ *
+ * A resume is only allowed onto the same plan: the plan hash recorded when the run started
+ * must equal the hash of the plan the current command line builds, otherwise the store
+ * would mix two experiments under one run id.  The command line is recorded so a reader of
+ * the store can see how each run was produced.
+ */
+#include "cct_search_run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cct_progress.h"
+
+void cct_search_command_line(int argc, char **argv, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    int n = snprintf(buf, len, "ccltune");
+    used = n > 0 ? (size_t)n : 0;
+    for (int i = 0; i < argc && used + 2 < len; i++) {
+        n = snprintf(buf + used, len - used, " %s", argv[i]);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}
+
+cct_status cct_search_begin(cct_search_opts *o, int ranks, int nodes,
+                            const cct_store_fingerprint *fp, const char *source,
+                            cct_search_run *run, cct_error *err)
+{
+    memset(run, 0, sizeof *run);
+    o->space.ranks = ranks;
+    o->space.nodes = nodes;
+    cct_status st = cct_plan_build(&o->space, &run->plan, err);
+    if (st != CCT_OK)
+        return st;
+    if ((st = cct_store_open(o->store_path, false, &run->store, err)) != CCT_OK)
+        goto fail;
+    if (o->resume_run) {
+        cct_store_run r;
+        if ((st = cct_store_get_run(run->store, o->resume_run, &r, err)) != CCT_OK)
+            goto fail;
+        if (strcmp(r.plan_hash, run->plan.hash) != 0) {
+            st = cct_error_set(err, CCT_EINVAL,
+                               "run %lld was started with a different plan (hash %s, this command "
+                               "line gives %s); resume with the run's own flags: %s",
+                               (long long)r.id, r.plan_hash, run->plan.hash, r.command);
+            goto fail;
+        }
+        run->run_id = r.id;
+        run->resumed = true;
+        return CCT_OK;
+    }
+    int64_t fp_id = 0;
+    if ((st = cct_store_put_fingerprint(run->store, fp, &fp_id, err)) != CCT_OK)
+        goto fail;
+    cct_store_run r;
+    memset(&r, 0, sizeof r);
+    r.fingerprint_id = fp_id;
+    snprintf(r.tool, sizeof r.tool, "ccltune %s", CCT_VERSION);
+    snprintf(r.source, sizeof r.source, "%s", source);
+    snprintf(r.plan_hash, sizeof r.plan_hash, "%s", run->plan.hash);
+    cct_search_command_line(o->argc, o->argv, r.command, sizeof r.command);
+    if ((st = cct_store_begin_run(run->store, &r, err)) != CCT_OK)
+        goto fail;
+    run->run_id = r.id;
+    return CCT_OK;
+fail:
+    cct_store_close(run->store);
+    run->store = NULL;
+    cct_plan_destroy(&run->plan);
+    return st;
+}
+
+cct_status cct_search_end(cct_search_run *run, int state, cct_error *err)
+{
+    cct_status st = CCT_OK;
+    if (run->store)
+        st = cct_store_finish_run(run->store, run->run_id, state, err);
+    cct_store_close(run->store);
+    run->store = NULL;
+    cct_plan_destroy(&run->plan);
+    return st;
+}
+
+void cct_search_print_plan(FILE *out, const cct_plan *plan, const cct_schedule_opts *sched)
+{
+    char b1[32], b2[32], dur[32];
+    const cct_space *s = &plan->space;
+    fprintf(out,
+            "plan %s: %d ranks, %d nodes, %zu sessions, %zu configurations, %zu sizes (%s .. %s)\n",
+            plan->hash, s->ranks, s->nodes, plan->n_sessions, plan->n_configs, plan->n_sizes,
+            cct_format_bytes(plan->sizes[0], b1, sizeof b1),
+            cct_format_bytes(plan->sizes[plan->n_sizes - 1], b2, sizeof b2));
+    for (size_t i = 0; i < plan->n_sessions; i++) {
+        const cct_session *ss = &plan->sessions[i];
+        char c1[32], c2[32], c3[32];
+        fprintf(out,
+                "  session %zu: %s, NCCL_BUFFSIZE=%s NCCL_LL_BUFFSIZE=%s NCCL_LL128_BUFFSIZE=%s, "
+                "%zu configurations\n",
+                i + 1,
+                ss->baseline ? "NCCL's own choices (untouched environment)"
+                             : "forced through the plugin",
+                ss->buffsize ? cct_format_bytes(ss->buffsize, c1, sizeof c1) : "default",
+                ss->ll_buffsize ? cct_format_bytes(ss->ll_buffsize, c2, sizeof c2) : "default",
+                ss->ll128_buffsize ? cct_format_bytes(ss->ll128_buffsize, c3, sizeof c3)
+                                   : "default",
+                ss->n_configs);
+    }
+    fprintf(out, "  sizes:");
+    for (size_t i = 0; i < plan->n_sizes; i++)
+        fprintf(out, " %s", cct_format_bytes(plan->sizes[i], b1, sizeof b1));
+    fputc('\n', out);
+    /* a rough model: 40 us per call plus 2 GB/s; the first session's real times replace it */
+    cct_estimate e =
+        cct_plan_estimate(plan, sched->warmup, sched->cycles, sched->cycle_us, 40.0, 2.0);
+    fprintf(out,
+            "  %zu points, about %zu NCCL calls; estimated %s (assuming 40 us + bytes / 2 GB/s "
+            "per call; plus communicator start-up per session)\n",
+            e.points, e.calls, cct_format_duration(e.seconds, dur, sizeof dur));
+}

@@ -1,0 +1,48 @@
+/*
+ * cct_search_run.h - the bookkeeping every search role shares: building the plan for the
+ * topology, starting or resuming a run in the store, printing the plan for --dry-run.
+ *
+ * Ownership: cct_search_begin() fills a cct_search_run that owns its plan and store handle;
+ * cct_search_end() records the run's final state and releases both.
+ */
+#ifndef CCT_SEARCH_RUN_H
+#define CCT_SEARCH_RUN_H
+
+#include <stdio.h>
+
+#include "cct_search.h"
+#include "cct_store.h"
+
+typedef struct cct_search_run {
+    cct_plan plan;
+    cct_store *store;
+    int64_t run_id;
+    bool resumed;
+} cct_search_run;
+
+/* Build the plan for ranks/nodes; open the store; start a run with fingerprint fp, or
+ * resume opts->resume_run after checking it is the same plan. */
+cct_status cct_search_begin(cct_search_opts *opts, int ranks, int nodes,
+                            const cct_store_fingerprint *fp, const char *source,
+                            cct_search_run *run, cct_error *err);
+/* Record state (CCT_RUN_DONE / CCT_RUN_FAILED) and release. */
+cct_status cct_search_end(cct_search_run *run, int state, cct_error *err);
+
+/* --dry-run: sessions, configurations, sizes, points and estimated time. */
+void cct_search_print_plan(FILE *out, const cct_plan *plan, const cct_schedule_opts *sched);
+
+/* Fork a worker for rank `rank` of `session` (fork + exec of this binary with the
+ * session's environment); sv is a socketpair whose sv[1] end the worker inherits.  Returns
+ * the pid in the parent, -1 if fork failed.  Never returns in the child. */
+#include <sys/types.h>
+pid_t cct_spawn_worker(const cct_search_opts *o, const cct_search_run *run, size_t session,
+                       int rank, int ranks, int nodes, int device, const char *plugin, int sv[2]);
+
+/* Run every session with local workers, restarting sessions after hangs. */
+int cct_search_run_sessions(const cct_search_opts *o, cct_search_run *run, int ranks, int nodes,
+                            const char *plugin, int ngpus);
+
+/* The command line as one string, for the run record. */
+void cct_search_command_line(int argc, char **argv, char *buf, size_t len);
+
+#endif

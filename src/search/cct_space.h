@@ -1,0 +1,127 @@
+/*
+ * cct_space.h - the search space and the plan that covers it.
+ *
+ * The space has seven dimensions: collective, algorithm x protocol (or NCCL's default),
+ * channel count, buffer sizes (NCCL_BUFFSIZE / NCCL_LL_BUFFSIZE / NCCL_LL128_BUFFSIZE),
+ * buffer alignment, data type and message size.  The full cross product is rarely worth
+ * its time, so the default design is "factorial": every algorithm/protocol/channel
+ * combination at default buffers, aligned, in float; each other value of buffers,
+ * alignment and data type crossed with algorithm/protocol only (channels left to NCCL).
+ * `--cross full` measures the whole product.
+ *
+ * A plan groups configurations into sessions.  A session is one set of rank processes
+ * sharing one communicator, so everything NCCL reads only at initialisation (buffer sizes,
+ * the environment that unlocks protocols) is fixed per session, while algorithm, protocol
+ * and channels are switched per call through the plugin.  NCCL's own default is measured
+ * in a session of its own with an untouched environment.
+ *
+ * Plans are pure data computed from the options, identically in every rank process, and
+ * hashed so a resumed run can prove it continues the same plan.  Ownership: the caller
+ * owns a cct_plan and releases it with cct_plan_destroy().
+ */
+#ifndef CCT_SPACE_H
+#define CCT_SPACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cct_error.h"
+#include "cct_measure.h"
+
+#define CCT_SPACE_MAX_VALUES 32
+#define CCT_CHANNELS_MAX 64 /* "max": NCCL clamps to the communicator's channel count */
+
+typedef struct cct_algo_proto {
+    int algo, proto;
+} cct_algo_proto;
+
+typedef enum cct_cross { CCT_CROSS_FACTORIAL = 0, CCT_CROSS_FULL = 1 } cct_cross;
+
+typedef struct cct_space {
+    int colls[CCT_NUM_COLLS];
+    size_t n_colls;
+    int algos[CCT_NUM_ALGOS];
+    size_t n_algos;
+    int protos[CCT_NUM_PROTOS];
+    size_t n_protos;
+    bool baseline; /* also measure NCCL's default choice */
+    int channels[CCT_SPACE_MAX_VALUES];
+    size_t n_channels;
+    uint64_t buffsizes[CCT_SPACE_MAX_VALUES]; /* 0 = NCCL's default */
+    size_t n_buffsizes;
+    uint64_t ll_buffsizes[CCT_SPACE_MAX_VALUES];
+    size_t n_ll_buffsizes;
+    uint64_t ll128_buffsizes[CCT_SPACE_MAX_VALUES];
+    size_t n_ll128_buffsizes;
+    unsigned aligns[CCT_SPACE_MAX_VALUES];
+    size_t n_aligns;
+    int dtypes[CCT_NUM_DTYPES];
+    size_t n_dtypes;
+    uint64_t min_bytes, max_bytes;
+    double factor;       /* grid step */
+    bool off_grid;       /* add 1.5x midpoints of every other octave */
+    uint64_t extra_sizes[CCT_SPACE_MAX_VALUES];
+    size_t n_extra_sizes;
+    cct_cross cross;
+    int ranks, nodes;
+} cct_space;
+
+/* Fill the defaults documented in `ccltune search --help`. */
+void cct_space_defaults(cct_space *space);
+
+/* Parse one dimension from its command-line text ("ring,tree", "1,2,4,max", "0,4,8,12",
+ * "default,1M,16M").  On error, err names the flag and the offending item. */
+cct_status cct_space_parse(cct_space *space, const char *flag, const char *value,
+                           cct_error *err);
+
+/* Check the space is coherent (non-empty dimensions, min <= max, factor > 1, ...). */
+cct_status cct_space_check(const cct_space *space, cct_error *err);
+
+typedef struct cct_session {
+    uint64_t buffsize, ll_buffsize, ll128_buffsize; /* 0 = default */
+    bool baseline;     /* NCCL's own choices, untouched environment */
+    size_t first_config, n_configs; /* slice of plan->configs, grouped by collective */
+} cct_session;
+
+typedef struct cct_plan {
+    cct_space space;
+    cct_session *sessions;
+    size_t n_sessions;
+    cct_config *configs; /* every configuration, session by session */
+    size_t n_configs;
+    uint64_t *sizes;     /* requested message sizes, ascending, deduplicated */
+    size_t n_sizes;
+    char hash[17];       /* FNV-1a 64 of the canonical plan text, hex */
+} cct_plan;
+
+cct_status cct_plan_build(const cct_space *space, cct_plan *plan, cct_error *err);
+void cct_plan_destroy(cct_plan *plan);
+
+/* The byte count actually measured for a requested size: rounded down to a whole number
+ * of elements per rank (allgather/reducescatter split the buffer across ranks), at least
+ * one element per rank. */
+uint64_t cct_plan_effective_bytes(const cct_config *cfg, uint64_t requested);
+
+/* Element count NCCL is called with for that many bytes (per-rank count for allgather
+ * and reducescatter, as in their API). */
+size_t cct_plan_nccl_count(const cct_config *cfg, uint64_t bytes);
+
+/* Order of `n` configurations in cycle `cycle`: forward on even cycles, reversed on odd
+ * ones, so a drift over time weighs on every configuration alike. */
+size_t cct_cycle_index(size_t position, size_t n, int cycle);
+
+/* Estimated seconds for the plan (dry run): alpha_us + bytes / beta per collective call,
+ * times the calls a point needs (verification, warm-up, cycles x iterations). */
+typedef struct cct_estimate {
+    size_t points;
+    size_t calls;
+    double seconds;
+} cct_estimate;
+cct_estimate cct_plan_estimate(const cct_plan *plan, int warmup, int cycles, double cycle_us,
+                               double alpha_us, double beta_gbps);
+
+/* One line describing a configuration: "allreduce ring/ll ch=2 buf=default align=4 float". */
+const char *cct_config_describe(const cct_config *cfg, char *buf, size_t len);
+
+#endif

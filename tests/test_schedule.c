@@ -1,0 +1,423 @@
+/*
+ * test_schedule.c - the measurement schedule (src/search/cct_schedule.c) on a scripted
+ * backend, with a real store.
+ *
+ * The backend's times follow known lines (alpha + bytes/beta per configuration) with a
+ * scripted noise, so the tests can check what the schedule must guarantee: every point
+ * measured and stored once with its samples; cycles in mirrored order; noisy points
+ * re-measured and flagged only if they stay noisy; corrupt and unsupported configurations
+ * recorded as such; a hang stored so the restarted session goes past it; and a session
+ * interrupted by an error resumed without measuring a stored point again.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cct_schedule.h"
+#include "store_test_util.h"
+
+typedef struct script {
+    int noisy_proto;          /* proto whose samples alternate +-40 % (-1: none) */
+    bool noisy_first_round_only; /* noise only in the first round of cycles of each group */
+    int maxes;                /* reduce_max calls in the current group: 1 = warm-up done */
+    int corrupt_algo, corrupt_proto;
+    int unsupported_algo;     /* algo NCCL "ignores" */
+    int hang_proto;           /* proto that hangs at hang_bytes (-1: none) */
+    uint64_t hang_bytes;
+    int fail_after_times;     /* time() fails with CCT_EIO after this many calls (-1: never) */
+    int times;                /* time() calls so far */
+    int verifies;
+    char order[4096][32];     /* select() sequence, as "algo/proto" */
+    int n_order;
+    int noisy_calls[CCT_NUM_ALGOS][65]; /* per configuration: its samples alternate */
+    bool hang_once;           /* the hang happens only in the first session attempt */
+    bool hung;
+} script;
+
+static double truth_us(const cct_config *c, uint64_t bytes)
+{
+    int proto = c->proto < 0 ? CCT_PROTO_LL : c->proto; /* NCCL's "choice" in this script */
+    double alpha = 10.0 + 5.0 * proto + (c->algo == CCT_ALGO_TREE ? 3.0 : 0.0);
+    double beta = 1.0 + proto; /* GB/s */
+    return alpha + (double)bytes / (beta * 1e3);
+}
+
+static cct_status fk_select(void *ctx, const cct_config *cfg, cct_error *err)
+{
+    script *s = ctx;
+    (void)err;
+    if (s->n_order < 4096)
+        snprintf(s->order[s->n_order++], 32, "%d/%d", cfg->algo, cfg->proto);
+    return CCT_OK;
+}
+
+static cct_status fk_verify(void *ctx, const cct_config *cfg, uint64_t bytes, bool in_place,
+                            uint64_t *wrong, cct_observed *obs, cct_error *err)
+{
+    script *s = ctx;
+    (void)in_place;
+    s->verifies++;
+    if (cfg->proto == s->hang_proto && bytes == s->hang_bytes && !(s->hang_once && s->hung)) {
+        s->hung = true;
+        return cct_error_set(err, CCT_ETIMEOUT, "scripted hang");
+    }
+    *wrong = (cfg->algo == s->corrupt_algo && cfg->proto == s->corrupt_proto) ? 3 : 0;
+    obs->applied = cfg->algo != s->unsupported_algo;
+    obs->nccl_algo = cfg->algo == CCT_DEFAULT ? CCT_ALGO_RING : cfg->algo;
+    obs->nccl_proto = cfg->proto == CCT_DEFAULT ? CCT_PROTO_LL : cfg->proto;
+    return CCT_OK;
+}
+
+static cct_status fk_time(void *ctx, const cct_config *cfg, uint64_t bytes, bool in_place,
+                          int iters, double *elapsed, cct_error *err)
+{
+    script *s = ctx;
+    (void)in_place;
+    if (s->fail_after_times >= 0 && s->times >= s->fail_after_times)
+        return cct_error_set(err, CCT_EIO, "scripted failure");
+    s->times++;
+    double t = truth_us(cfg, bytes);
+    /* warm-up is the first reduce_max of a group; the first cycle round ends with the second */
+    bool in_cycles = s->maxes >= 1;
+    bool noise_now = in_cycles && (!s->noisy_first_round_only || s->maxes == 1);
+    if (cfg->proto == s->noisy_proto && noise_now) {
+        int *calls = &s->noisy_calls[cfg->algo][cfg->channels];
+        (*calls)++;
+        t *= (*calls % 2) ? 1.4 : 0.6;
+    }
+    *elapsed = t * iters;
+    return CCT_OK;
+}
+
+static cct_status fk_max(void *ctx, double *v, size_t n, cct_error *err)
+{
+    script *s = ctx;
+    (void)v, (void)n, (void)err;
+    s->maxes++;
+    return CCT_OK;
+}
+static cct_status fk_sum(void *ctx, uint64_t *v, size_t n, cct_error *err)
+{
+    script *s = ctx;
+    (void)v, (void)n, (void)err;
+    s->maxes = 0; /* one reduce_sum per group, after verification */
+    return CCT_OK;
+}
+static cct_status fk_bcast(void *ctx, void *d, size_t n, cct_error *err)
+{
+    (void)ctx, (void)d, (void)n, (void)err;
+    return CCT_OK;
+}
+
+static const cct_backend_ops fake_ops = {fk_select, fk_verify, fk_time, fk_max, fk_sum, fk_bcast};
+
+typedef struct fixture {
+    char dir[256], path[320];
+    cct_store *store;
+    int64_t run;
+    cct_plan plan;
+    script sc;
+    cct_backend backend;
+} fixture;
+
+static void reset_script(script *s)
+{
+    memset(s, 0, sizeof *s);
+    s->noisy_proto = -99;
+    s->corrupt_algo = s->corrupt_proto = -2;
+    s->unsupported_algo = -2;
+    s->hang_proto = -99;
+    s->fail_after_times = -1;
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    store_test_tmpdir(f->dir, sizeof f->dir);
+    snprintf(f->path, sizeof f->path, "%s/m.db", f->dir);
+    cct_error err;
+    if (cct_store_open(f->path, false, &f->store, &err) != CCT_OK)
+        return -1;
+    cct_store_fingerprint fp = store_test_fingerprint("test");
+    int64_t fpid;
+    cct_store_put_fingerprint(f->store, &fp, &fpid, &err);
+    cct_store_run r;
+    memset(&r, 0, sizeof r);
+    r.fingerprint_id = fpid;
+    snprintf(r.tool, sizeof r.tool, "test");
+    snprintf(r.source, sizeof r.source, "search");
+    if (cct_store_begin_run(f->store, &r, &err) != CCT_OK)
+        return -1;
+    f->run = r.id;
+    cct_space s;
+    cct_space_defaults(&s);
+    s.ranks = 2;
+    s.nodes = 2;
+    cct_space_parse(&s, "--colls", "allreduce,allgather", &err);
+    cct_space_parse(&s, "--channels", "nccl,2", &err);
+    cct_space_parse(&s, "--min-bytes", "1K", &err);
+    cct_space_parse(&s, "--max-bytes", "64K", &err);
+    s.off_grid = false;
+    if (cct_plan_build(&s, &f->plan, &err) != CCT_OK)
+        return -1;
+    reset_script(&f->sc);
+    f->backend.ops = &fake_ops;
+    f->backend.ctx = &f->sc;
+    f->backend.nranks = 1;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    cct_store_close(f->store);
+    cct_plan_destroy(&f->plan);
+    store_test_rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+static cct_status run_session(fixture *f, size_t session, cct_schedule *s, cct_error *err)
+{
+    cct_error_clear(err);
+    memset(s, 0, sizeof *s);
+    s->plan = &f->plan;
+    s->session = session;
+    s->backend = &f->backend;
+    s->store = f->store;
+    s->run_id = f->run;
+    cct_schedule_defaults(&s->opts);
+    s->opts.cycles = 4;
+    cct_status st = cct_schedule_run(s, err);
+    if (st != CCT_OK && st != CCT_ETIMEOUT && st != CCT_EIO)
+        print_error("schedule: %s\n", err->msg);
+    return st;
+}
+
+static size_t load_points(fixture *f, cct_point **pts)
+{
+    size_t n = 0;
+    cct_error err;
+    assert_int_equal(cct_store_load_points(f->store, &f->run, 1, pts, &n, &err), CCT_OK);
+    return n;
+}
+
+static void test_measures_and_stores_everything(void **state)
+{
+    fixture *f = *state;
+    cct_schedule s;
+    cct_error err;
+    size_t expected = 0;
+    for (size_t i = 0; i < f->plan.n_sessions; i++) {
+        assert_int_equal(run_session(f, i, &s, &err), CCT_OK);
+        assert_int_equal(s.points_done, s.points_total);
+        expected += s.points_total;
+    }
+    cct_point *pts;
+    size_t n = load_points(f, &pts);
+    assert_int_equal(n, expected);
+    assert_int_equal(n, f->plan.n_configs * f->plan.n_sizes);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(pts[i].status, CCT_POINT_OK);
+        assert_int_equal(pts[i].stats.n, 4);
+        assert_float_equal(pts[i].stats.median_us, truth_us(&pts[i].cfg, pts[i].bytes), 1e-6);
+        if (pts[i].cfg.algo == CCT_DEFAULT) {
+            assert_int_equal(pts[i].nccl_algo, CCT_ALGO_RING); /* what "NCCL" chose */
+            assert_int_equal(pts[i].nccl_proto, CCT_PROTO_LL);
+        } else {
+            assert_int_equal(pts[i].nccl_algo, pts[i].cfg.algo);
+        }
+        double *samples;
+        size_t ns;
+        assert_int_equal(cct_store_load_samples(f->store, f->run, &pts[i].cfg, pts[i].bytes, false,
+                                                &samples, &ns, &err),
+                         CCT_OK);
+        assert_int_equal(ns, 4);
+        free(samples);
+    }
+    free(pts);
+}
+
+static void test_mirrored_cycles(void **state)
+{
+    fixture *f = *state;
+    cct_schedule s;
+    cct_error err;
+    /* session 1 = forced: per group, verification (n selects), warm-up (n), then cycles */
+    assert_int_equal(run_session(f, 1, &s, &err), CCT_OK);
+    size_t n = 0;
+    for (size_t k = 0; k < f->plan.sessions[1].n_configs; k++)
+        n += f->plan.configs[f->plan.sessions[1].first_config + k].coll == CCT_COLL_ALLREDUCE;
+    size_t base = 2 * n; /* first group: after verify and warm-up selects */
+    for (size_t pos = 0; pos < n; pos++) {
+        /* cycle 0 forward, cycle 1 backward */
+        assert_string_equal(f->sc.order[base + pos], f->sc.order[base + 2 * n - 1 - pos]);
+        assert_string_equal(f->sc.order[base + pos], f->sc.order[pos]);
+    }
+    assert_string_not_equal(f->sc.order[base], f->sc.order[base + n]);
+}
+
+static void test_noisy_points_remeasured(void **state)
+{
+    fixture *f = *state;
+    cct_schedule s;
+    cct_error err;
+    f->sc.noisy_proto = CCT_PROTO_LL128; /* noisy in every round */
+    assert_int_equal(run_session(f, 1, &s, &err), CCT_OK);
+    cct_point *pts;
+    size_t n = load_points(f, &pts);
+    size_t noisy = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool ll128 = pts[i].cfg.proto == CCT_PROTO_LL128;
+        assert_int_equal(pts[i].noisy, ll128);
+        /* noisy ones got two extra rounds of 4 cycles; quiet ones none */
+        assert_int_equal(pts[i].stats.n, ll128 ? 12 : 4);
+        noisy += ll128;
+    }
+    assert_int_equal(s.n_noisy, noisy);
+    assert_true(noisy > 0);
+    free(pts);
+}
+
+static void test_noise_that_settles_is_not_flagged(void **state)
+{
+    fixture *f = *state;
+    cct_schedule s;
+    cct_error err;
+    /* a disturbance during the first round only: the re-measure round is quiet, so the
+     * point is not flagged, but its 8 samples (and its CV) keep the evidence */
+    f->sc.noisy_proto = CCT_PROTO_LL128;
+    f->sc.noisy_first_round_only = true;
+    assert_int_equal(run_session(f, 1, &s, &err), CCT_OK);
+    cct_point *pts;
+    size_t n = load_points(f, &pts);
+    size_t remeasured = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_false(pts[i].noisy);
+        bool ll128 = pts[i].cfg.proto == CCT_PROTO_LL128;
+        assert_int_equal(pts[i].stats.n, ll128 ? 8 : 4);
+        if (ll128) {
+            assert_true(pts[i].stats.cv > 0.05);
+            assert_float_equal(pts[i].stats.median_us, truth_us(&pts[i].cfg, pts[i].bytes), 1e-6);
+            remeasured++;
+        }
+    }
+    assert_int_equal(s.n_remeasured, remeasured);
+    assert_int_equal(s.n_noisy, 0);
+    free(pts);
+}
+
+static void test_corrupt_and_unsupported(void **state)
+{
+    fixture *f = *state;
+    cct_schedule s;
+    cct_error err;
+    f->sc.corrupt_algo = CCT_ALGO_RING;
+    f->sc.corrupt_proto = CCT_PROTO_LL128;
+    f->sc.unsupported_algo = CCT_ALGO_TREE;
+    assert_int_equal(run_session(f, 1, &s, &err), CCT_OK);
+    cct_point *pts;
+    size_t n = load_points(f, &pts);
+    size_t corrupt = 0, unsupported = 0;
+    for (size_t i = 0; i < n; i++) {
+        const cct_point *p = &pts[i];
+        if (p->cfg.algo == CCT_ALGO_TREE) {
+            assert_int_equal(p->status, CCT_POINT_UNSUPPORTED);
+            assert_int_equal(p->stats.n, 0);
+            assert_int_equal(p->nccl_algo, -1);
+            unsupported++;
+        } else if (p->cfg.proto == CCT_PROTO_LL128) {
+            assert_int_equal(p->status, CCT_POINT_CORRUPT);
+            assert_int_equal(p->wrong, 6); /* 3 out of place + 3 in place */
+            assert_int_equal(p->stats.n, 4); /* still timed, so reports can show it */
+            corrupt++;
+        } else {
+            assert_int_equal(p->status, CCT_POINT_OK);
+        }
+    }
+    assert_int_equal(s.n_corrupt, corrupt);
+    assert_int_equal(s.n_unsupported, unsupported);
+    assert_true(corrupt > 0 && unsupported > 0);
+    free(pts);
+}
+
+static void test_hang_is_stored_and_skipped(void **state)
+{
+    fixture *f = *state;
+    cct_schedule s;
+    cct_error err;
+    f->sc.hang_proto = CCT_PROTO_SIMPLE;
+    f->sc.hang_bytes = 4096;
+    f->sc.hang_once = false;
+    assert_int_equal(run_session(f, 1, &s, &err), CCT_ETIMEOUT);
+    assert_true(s.hung);
+    assert_int_equal(s.hang_bytes, 4096);
+    assert_int_equal(s.hang_config.proto, CCT_PROTO_SIMPLE);
+    /* restart as the launcher would: the hung point is stored and not retried; other simple
+     * configurations at 4096 still hang in this script, each restart goes one further */
+    int restarts = 0;
+    cct_status st;
+    do {
+        st = run_session(f, 1, &s, &err);
+    } while (st == CCT_ETIMEOUT && ++restarts < 50);
+    assert_int_equal(st, CCT_OK);
+    cct_point *pts;
+    size_t n = load_points(f, &pts);
+    assert_int_equal(n, f->plan.sessions[1].n_configs * f->plan.n_sizes);
+    size_t hangs = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* the script hangs every simple configuration at 4096 bytes, in both collectives */
+        bool should = pts[i].cfg.proto == CCT_PROTO_SIMPLE && pts[i].bytes == 4096;
+        assert_int_equal(pts[i].status == CCT_POINT_HANG, should);
+        hangs += should;
+    }
+    assert_int_equal((size_t)restarts + 1, hangs); /* one restart per hung configuration */
+    free(pts);
+}
+
+static void test_resume_measures_nothing_twice(void **state)
+{
+    fixture *f = *state;
+    cct_schedule s;
+    cct_error err;
+    f->sc.fail_after_times = 150;
+    assert_int_equal(run_session(f, 1, &s, &err), CCT_EIO);
+    cct_point *pts;
+    size_t stored = load_points(f, &pts);
+    free(pts);
+    assert_true(stored > 0);
+    assert_true(stored < f->plan.sessions[1].n_configs * f->plan.n_sizes);
+    int verifies_before = f->sc.verifies;
+    f->sc.fail_after_times = -1;
+    assert_int_equal(run_session(f, 1, &s, &err), CCT_OK);
+    assert_int_equal(s.points_skipped, stored);
+    assert_int_equal(s.points_done + s.points_skipped, s.points_total);
+    /* only unstored points were verified again: 2 verifications (out/in place) each */
+    assert_int_equal(f->sc.verifies - verifies_before, 2 * (int)s.points_done);
+    size_t n = load_points(f, &pts);
+    assert_int_equal(n, s.points_total);
+    free(pts);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_measures_and_stores_everything, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mirrored_cycles, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_noisy_points_remeasured, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_noise_that_settles_is_not_flagged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_and_unsupported, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hang_is_stored_and_skipped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resume_measures_nothing_twice, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

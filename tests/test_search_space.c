@@ -1,0 +1,276 @@
+/*
+ * test_search_space.c - the search space, the plan and the timing statistics
+ * (src/search/cct_space.c, cct_stats.c).
+ *
+ * Planning is what decides how many hours a search takes and whether a resumed run is the
+ * same experiment, so the tests pin down: which configurations each design produces (the
+ * factorial design keeps the aligned NCCL-channel reference of every side measurement),
+ * sessions per buffer size, sizes (grid, off-grid midpoints, extras; rounding to whole
+ * elements per rank), the mirrored cycle order, the plan hash, flag errors that name the
+ * flag, and the statistics (type-7 percentiles, CV) on hand-computed cases.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "cct_space.h"
+#include "cct_stats.h"
+
+static cct_space space_for(int ranks, int nodes)
+{
+    cct_space s;
+    cct_space_defaults(&s);
+    s.ranks = ranks;
+    s.nodes = nodes;
+    return s;
+}
+
+static size_t count_configs(const cct_plan *p, int algo, int channels, unsigned align,
+                            uint64_t buffsize)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_configs; i++) {
+        const cct_config *c = &p->configs[i];
+        n += c->algo == algo && c->channels == channels && c->align == align &&
+             c->buffsize == buffsize;
+    }
+    return n;
+}
+
+static void test_default_plan(void **state)
+{
+    (void)state;
+    cct_space s = space_for(4, 4);
+    cct_plan p;
+    cct_error err;
+    assert_int_equal(cct_plan_build(&s, &p, &err), CCT_OK);
+    /* baseline session + one forced session */
+    assert_int_equal(p.n_sessions, 2);
+    assert_true(p.sessions[0].baseline);
+    assert_int_equal(p.sessions[0].n_configs, 5);
+    /* 5 collectives x (ring, tree) x 3 protocols x channels {nccl,1,2,4,max} */
+    assert_int_equal(p.sessions[1].n_configs, 5 * 2 * 3 * 5);
+    assert_int_equal(p.n_configs, 5 + 150);
+    for (size_t i = 0; i < p.n_configs; i++) {
+        assert_int_equal(p.configs[i].ranks, 4);
+        assert_int_equal(p.configs[i].nodes, 4);
+    }
+    /* sizes ascending, unique, 1 KiB .. 256 MiB with 1.5x midpoints every other octave */
+    assert_int_equal(p.sizes[0], 1024);
+    assert_int_equal(p.sizes[p.n_sizes - 1], 256u << 20);
+    for (size_t i = 1; i < p.n_sizes; i++)
+        assert_true(p.sizes[i] > p.sizes[i - 1]);
+    bool has_3k = false, has_6k = false;
+    for (size_t i = 0; i < p.n_sizes; i++) {
+        has_3k |= p.sizes[i] == 3072;
+        has_6k |= p.sizes[i] == 6144;
+    }
+    assert_true(has_3k);
+    assert_false(has_6k);
+    cct_plan_destroy(&p);
+}
+
+static void test_factorial_keeps_references(void **state)
+{
+    (void)state;
+    cct_space s = space_for(2, 2);
+    cct_error err;
+    assert_int_equal(cct_space_parse(&s, "--channels", "1,2", &err), CCT_OK);
+    assert_int_equal(cct_space_parse(&s, "--align", "0,4,8", &err), CCT_OK);
+    assert_int_equal(cct_space_parse(&s, "--buffsize", "default,1M", &err), CCT_OK);
+    assert_int_equal(cct_space_parse(&s, "--colls", "allreduce", &err), CCT_OK);
+    assert_int_equal(cct_space_parse(&s, "--algos", "ring", &err), CCT_OK);
+    assert_int_equal(cct_space_parse(&s, "--protos", "ll,simple", &err), CCT_OK);
+    cct_plan p;
+    assert_int_equal(cct_plan_build(&s, &p, &err), CCT_OK);
+    assert_int_equal(p.n_sessions, 3); /* baseline, default buffers, 1 MiB */
+    /* default buffers: channels 1,2 + the NCCL-channel reference + aligns 4 and 8 */
+    assert_int_equal(p.sessions[1].n_configs, 2 * (2 + 1 + 2));
+    assert_int_equal(count_configs(&p, CCT_ALGO_RING, 0, 0, 0), 2);
+    assert_int_equal(count_configs(&p, CCT_ALGO_RING, 0, 4, 0), 2);
+    assert_int_equal(count_configs(&p, CCT_ALGO_RING, 1, 4, 0), 0); /* not crossed */
+    /* the 1 MiB session only measures the reference point of each protocol */
+    assert_int_equal(p.sessions[2].n_configs, 2);
+    assert_int_equal(p.sessions[2].buffsize, 1u << 20);
+    assert_int_equal(count_configs(&p, CCT_ALGO_RING, 0, 0, 1u << 20), 2);
+    cct_plan_destroy(&p);
+
+    assert_int_equal(cct_space_parse(&s, "--cross", "full", &err), CCT_OK);
+    assert_int_equal(cct_plan_build(&s, &p, &err), CCT_OK);
+    /* full: channels {1,2} x aligns {0,4,8} x protocols 2, in both buffer sessions */
+    assert_int_equal(p.sessions[1].n_configs, 2 * 2 * 3);
+    assert_int_equal(p.sessions[2].n_configs, 2 * 2 * 3);
+    cct_plan_destroy(&p);
+}
+
+static void test_plan_hash(void **state)
+{
+    (void)state;
+    cct_space a = space_for(2, 2), b = space_for(2, 2);
+    cct_plan pa, pb;
+    cct_error err;
+    assert_int_equal(cct_plan_build(&a, &pa, &err), CCT_OK);
+    assert_int_equal(cct_plan_build(&b, &pb, &err), CCT_OK);
+    assert_string_equal(pa.hash, pb.hash);
+    cct_plan_destroy(&pb);
+    assert_int_equal(cct_space_parse(&b, "--max-bytes", "128M", &err), CCT_OK);
+    assert_int_equal(cct_plan_build(&b, &pb, &err), CCT_OK);
+    assert_string_not_equal(pa.hash, pb.hash);
+    cct_plan_destroy(&pb);
+    b = space_for(4, 4);
+    assert_int_equal(cct_plan_build(&b, &pb, &err), CCT_OK);
+    assert_string_not_equal(pa.hash, pb.hash);
+    cct_plan_destroy(&pa);
+    cct_plan_destroy(&pb);
+}
+
+static void test_effective_bytes(void **state)
+{
+    (void)state;
+    cct_config c;
+    memset(&c, 0, sizeof c);
+    c.coll = CCT_COLL_ALLGATHER;
+    c.ranks = 3;
+    c.dtype = CCT_DTYPE_FLOAT;
+    /* whole float elements per rank: multiples of 12 bytes, at least 12 */
+    assert_int_equal(cct_plan_effective_bytes(&c, 1024), 1020);
+    assert_int_equal(cct_plan_effective_bytes(&c, 5), 12);
+    assert_int_equal(cct_plan_nccl_count(&c, 1020), 85);
+    c.coll = CCT_COLL_ALLREDUCE;
+    assert_int_equal(cct_plan_effective_bytes(&c, 1022), 1020);
+    assert_int_equal(cct_plan_nccl_count(&c, 1020), 255);
+    c.dtype = CCT_DTYPE_BF16;
+    assert_int_equal(cct_plan_effective_bytes(&c, 1023), 1022);
+    assert_int_equal(cct_plan_nccl_count(&c, 1022), 511);
+}
+
+static void test_mirrored_order(void **state)
+{
+    (void)state;
+    size_t n = 5;
+    for (size_t pos = 0; pos < n; pos++) {
+        assert_int_equal(cct_cycle_index(pos, n, 0), pos);
+        assert_int_equal(cct_cycle_index(pos, n, 1), n - 1 - pos);
+        assert_int_equal(cct_cycle_index(pos, n, 2), pos);
+    }
+    /* over two cycles every configuration's mean position is the same */
+    for (size_t k = 0; k < n; k++) {
+        size_t sum = 0;
+        for (int c = 0; c < 2; c++)
+            for (size_t pos = 0; pos < n; pos++)
+                if (cct_cycle_index(pos, n, c) == k)
+                    sum += pos;
+        assert_int_equal(sum, n - 1);
+    }
+}
+
+static void expect_flag_error(const char *flag, const char *value, const char *needle)
+{
+    cct_space s = space_for(2, 2);
+    cct_error err;
+    cct_error_clear(&err);
+    assert_int_equal(cct_space_parse(&s, flag, value, &err), CCT_EINVAL);
+    if (!strstr(err.msg, needle) || !strstr(err.msg, flag))
+        fail_msg("%s %s: message '%s' lacks '%s' or the flag", flag, value, err.msg, needle);
+}
+
+static void test_flag_errors(void **state)
+{
+    (void)state;
+    expect_flag_error("--colls", "allreduce,alltoall", "'alltoall'");
+    expect_flag_error("--algos", "rnig", "'rnig'");
+    expect_flag_error("--protos", "ll256", "'ll256'");
+    expect_flag_error("--channels", "0", "'0'");
+    expect_flag_error("--channels", "65", "'65'");
+    expect_flag_error("--channels", "-1", "'-1'");
+    expect_flag_error("--buffsize", "1K", "4 KiB");
+    expect_flag_error("--buffsize", "lots", "'lots'");
+    expect_flag_error("--align", "4096", "'4096'");
+    expect_flag_error("--align", "4,x", "'x'");
+    expect_flag_error("--dtype", "fp8", "'fp8'");
+    expect_flag_error("--min-bytes", "0", "'0'");
+    expect_flag_error("--max-bytes", "32G", "16 GiB");
+    expect_flag_error("--factor", "1", "'1'");
+    expect_flag_error("--cross", "partial", "'partial'");
+    expect_flag_error("--colls", "", "empty");
+
+    cct_space s = space_for(2, 2);
+    cct_error err;
+    assert_int_equal(cct_space_parse(&s, "--align", "2", &err), CCT_OK);
+    assert_int_equal(cct_space_check(&s, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "--align"));
+    s = space_for(2, 2);
+    assert_int_equal(cct_space_parse(&s, "--min-bytes", "1M", &err), CCT_OK);
+    assert_int_equal(cct_space_parse(&s, "--max-bytes", "1K", &err), CCT_OK);
+    assert_int_equal(cct_space_check(&s, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "--min-bytes"));
+}
+
+static void test_stats(void **state)
+{
+    (void)state;
+    double x[] = {4.0, 1.0, 3.0, 2.0, 5.0};
+    cct_stats st;
+    assert_int_equal(cct_stats_compute(x, 5, &st), CCT_OK);
+    assert_int_equal(st.n, 5);
+    assert_float_equal(st.median_us, 3.0, 1e-12);
+    assert_float_equal(st.p95_us, 4.8, 1e-12); /* 1 + 0.95 * 4 = position 3.8 */
+    assert_float_equal(st.min_us, 1.0, 1e-12);
+    assert_float_equal(st.max_us, 5.0, 1e-12);
+    assert_float_equal(st.mean_us, 3.0, 1e-12);
+    assert_float_equal(st.cv, sqrt(2.5) / 3.0, 1e-12);
+    assert_float_equal(x[0], 4.0, 0.0); /* input order untouched */
+    double even[] = {10.0, 20.0, 30.0, 40.0};
+    assert_int_equal(cct_stats_compute(even, 4, &st), CCT_OK);
+    assert_float_equal(st.median_us, 25.0, 1e-12);
+    double one = 7.0;
+    assert_int_equal(cct_stats_compute(&one, 1, &st), CCT_OK);
+    assert_float_equal(st.cv, 0.0, 0.0);
+    assert_float_equal(st.p95_us, 7.0, 0.0);
+    double bad[] = {1.0, NAN};
+    assert_int_equal(cct_stats_compute(bad, 2, &st), CCT_EINVAL);
+    double neg[] = {-1.0};
+    assert_int_equal(cct_stats_compute(neg, 1, &st), CCT_EINVAL);
+    assert_int_equal(cct_stats_compute(x, 0, &st), CCT_EINVAL);
+}
+
+static void test_estimate_and_describe(void **state)
+{
+    (void)state;
+    cct_space s = space_for(2, 2);
+    cct_error err;
+    assert_int_equal(cct_space_parse(&s, "--colls", "allreduce", &err), CCT_OK);
+    assert_int_equal(cct_space_parse(&s, "--min-bytes", "1M", &err), CCT_OK);
+    assert_int_equal(cct_space_parse(&s, "--max-bytes", "1M", &err), CCT_OK);
+    s.baseline = false;
+    cct_plan p;
+    assert_int_equal(cct_plan_build(&s, &p, &err), CCT_OK);
+    assert_int_equal(p.n_sizes, 1);
+    /* 1 MiB at 40 us + 2 GB/s = 564.288 us per call; a 2000 us cycle needs 4 calls */
+    cct_estimate e = cct_plan_estimate(&p, 1, 4, 2000.0, 40.0, 2.0);
+    assert_int_equal(e.points, p.n_configs);
+    assert_int_equal(e.calls, p.n_configs * (2 + 1 + 4 * 4));
+    assert_float_equal(e.seconds, (double)e.calls * 564.288e-6, 1e-9);
+    char line[256];
+    cct_config_describe(&p.configs[0], line, sizeof line);
+    assert_string_equal(line,
+                        "allreduce ring/ll ch=nccl buf=default ll=default ll128=default align=0 float");
+    cct_plan_destroy(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_plan),     cmocka_unit_test(test_factorial_keeps_references),
+        cmocka_unit_test(test_plan_hash),        cmocka_unit_test(test_effective_bytes),
+        cmocka_unit_test(test_mirrored_order),   cmocka_unit_test(test_flag_errors),
+        cmocka_unit_test(test_stats),            cmocka_unit_test(test_estimate_and_describe),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -785,6 +785,60 @@ static void test_read_only_directory(void **state)
     cct_store_close(s);
 }
 
+/* A store left by a killed writer (with -wal and -shm) in a directory the reader cannot
+ * write: readable through the existing -shm; without it, a clear error, not a wrong read. */
+static void test_read_only_after_crash(void **state)
+{
+    fixture *f = *state;
+    cct_store *s = open_ok(f->path, false);
+    int64_t run = new_run(s, "host-a", "plan-1");
+    cct_store_close(s);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        cct_store *c = NULL;
+        cct_error e;
+        if (cct_store_open(f->path, false, &c, &e) != CCT_OK)
+            _exit(2);
+        cct_point p = store_test_point(0);
+        double smp = 1.5;
+        if (cct_store_add_point(c, run, &p, &smp, 1, &e) != CCT_OK)
+            _exit(3);
+        raise(SIGKILL); /* leaves the point only in the -wal file */
+        _exit(4);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    char shm[400], wal[400];
+    snprintf(shm, sizeof shm, "%s-shm", f->path);
+    snprintf(wal, sizeof wal, "%s-wal", f->path);
+    assert_int_equal(access(wal, F_OK), 0);
+    assert_int_equal(chmod(f->dir, 0755), 0);
+
+    child_view v;
+    if (!open_as_nobody(f->path, true, &v))
+        skip();
+    if (v.err.code != CCT_OK)
+        fail_msg("read-only open after a crash: %s", v.err.msg);
+    assert_int_equal(v.points, 1); /* the committed point, read from the -wal */
+
+    assert_int_equal(unlink(shm), 0);
+    assert_true(open_as_nobody(f->path, true, &v));
+    print_message("%s\n", v.err.msg);
+    assert_int_equal(v.err.code, CCT_EIO);
+    assert_non_null(strstr(v.err.msg, wal));
+
+    s = open_ok(f->path, false); /* the owner's next open recovers the -wal */
+    cct_point *pts = NULL;
+    size_t n = 0;
+    cct_error err;
+    assert_int_equal(cct_store_load_points(s, &run, 1, &pts, &n, &err), CCT_OK);
+    assert_int_equal(n, 1);
+    free(pts);
+    cct_store_close(s);
+}
+
 /* A new store where none can be created: refused at open, naming the path. */
 static void test_unwritable_new_path(void **state)
 {
@@ -999,6 +1053,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_read_only_flag, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_only_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_only_directory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_only_after_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unwritable_new_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),

@@ -35,6 +35,29 @@ static cct_status configure(cct_store *s, cct_error *err)
                           "configuring the connection", err);
 }
 
+/* A reader of a WAL store needs the -shm file; in a directory it may not write, with no
+ * -wal file left (the last writer closed cleanly and checkpointed), the database file is
+ * complete and nobody can be writing it, so it is read as immutable.  A -wal file means a
+ * writer is active or crashed: then reading the file alone could miss committed points,
+ * and the caller gets the error instead. */
+static bool has_wal(const char *path)
+{
+    size_t len = strlen(path);
+    char *wal = malloc(len + 5);
+    if (!wal)
+        return true; /* the cautious answer */
+    memcpy(wal, path, len);
+    memcpy(wal + len, "-wal", 5);
+    bool exists = access(wal, F_OK) == 0;
+    free(wal);
+    return exists;
+}
+
+static bool may_read_immutable(const char *path)
+{
+    return !has_wal(path) && access(path, R_OK) == 0;
+}
+
 /* SQLite reports an unwritable directory as a read-only database or as "unable to open";
  * the user needs to hear which directory and why it must be writable (WAL creates the
  * -wal and -shm files beside the store).  Keeps err as it is when the directory is fine. */
@@ -49,7 +72,7 @@ static void explain_directory(const char *path, bool read_only, cct_error *err)
     else
         snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
     if (read_only) {
-        if (access(dir, W_OK | X_OK) != 0)
+        if (access(dir, W_OK | X_OK) != 0 && has_wal(path))
             cct_error_set(err, CCT_EIO,
                           "store %s cannot be read from here: a search is writing it or was "
                           "interrupted (%s-wal exists), and reading it then needs %s-shm, which "
@@ -100,7 +123,7 @@ static cct_status connect(cct_store *s, const char *name, int flags, bool *file_
     if (rc != SQLITE_OK) {
         if (s->read_only && (rc & 0xff) == SQLITE_CANTOPEN && access(s->path, F_OK) != 0)
             return cct_error_set(err, CCT_ENOTFOUND, "store %s does not exist", s->path);
-        return cct_store_db_error(s, rc, "opening it", NULL, err);
+        return cct_store_db_error(s, rc, "opening the file", NULL, err);
     }
     *file_ro = !s->read_only && sqlite3_db_readonly(s->db, "main") == 1;
     if (*file_ro)
@@ -111,24 +134,6 @@ static cct_status connect(cct_store *s, const char *name, int flags, bool *file_
                              s->path);
     cct_status st = configure(s, err);
     return st == CCT_OK ? cct_store_schema_attach(s, err) : st;
-}
-
-/* A reader of a WAL store needs the -shm file; in a directory it may not write, with no
- * -wal file left (the last writer closed cleanly and checkpointed), the database file is
- * complete and nobody can be writing it, so it is read as immutable.  A -wal file means a
- * writer is active or crashed: then reading the file alone could miss committed points,
- * and the caller gets the error instead. */
-static bool may_read_immutable(const char *path)
-{
-    size_t len = strlen(path);
-    char *wal = malloc(len + 5);
-    if (!wal)
-        return false;
-    memcpy(wal, path, len);
-    memcpy(wal + len, "-wal", 5);
-    bool ok = access(wal, F_OK) != 0 && access(path, R_OK) == 0;
-    free(wal);
-    return ok;
 }
 
 cct_status cct_store_open(const char *path, bool read_only, cct_store **out, cct_error *err)

@@ -66,9 +66,9 @@ cct_status cct_store_db_error(cct_store *s, int rc, const char *doing, const cha
     case SQLITE_CANTOPEN:
     case SQLITE_PERM:
         return cct_error_set(err, code,
-                             "store %s cannot be opened while %s (%s): check that its directory "
-                             "exists and that the file, its directory and the -wal/-shm files "
-                             "beside it are accessible",
+                             "store %s: %s failed (%s): check that its directory exists and "
+                             "that the file, its directory and the -wal/-shm files beside it "
+                             "are accessible",
                              path, doing, extra);
     case SQLITE_BUSY:
     case SQLITE_LOCKED:

@@ -245,6 +245,11 @@ static void test_run_lifecycle(void **state)
     add_indexed(s, r1, 2);
 
     assert_int_equal(cct_store_finish_run(s, r2, CCT_RUN_FAILED, &err), CCT_OK);
+    /* A failed run stopped on an error: a resume may add to it directly. */
+    add_indexed(s, r2, 0);
+    assert_int_equal(cct_store_get_run(s, r2, &run, &err), CCT_OK);
+    assert_int_equal(run.state, CCT_RUN_FAILED);
+    assert_int_equal(run.n_points, 1);
     assert_int_equal(cct_store_finish_run(s, r2, CCT_RUN_RUNNING, &err), CCT_EINVAL);
     assert_int_equal(cct_store_finish_run(s, r2 + 100, CCT_RUN_DONE, &err), CCT_ENOTFOUND);
     assert_int_equal(cct_store_get_run(s, r2 + 100, &run, &err), CCT_ENOTFOUND);
@@ -265,6 +270,7 @@ static void test_run_lifecycle(void **state)
     assert_int_equal(runs[0].n_points, 3);
     assert_int_equal(runs[1].id, r2);
     assert_int_equal(runs[1].state, CCT_RUN_FAILED);
+    assert_int_equal(runs[1].n_points, 1);
     assert_string_equal(runs[1].plan_hash, "plan-2");
     free(runs);
     cct_store_close(s);

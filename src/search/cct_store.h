@@ -93,7 +93,7 @@ cct_status cct_store_list_runs(cct_store *store, cct_store_run **runs, size_t *n
 /* Commit one point and its raw samples (per-cycle times in microseconds) atomically.
  * CCT_EINVAL if the same (run, config, bytes, in_place) is already stored, if a value
  * cannot be stored faithfully (an enum out of range, a byte count above INT64_MAX, a
- * non-finite sample) or if the run is not RUNNING (resume it first); CCT_ENOTFOUND if the
+ * non-finite sample) or if the run is DONE (resume it first); CCT_ENOTFOUND if the
  * run does not exist.  n_samples may differ from point->stats.n (an importer may have
  * statistics without raw samples); samples_us may be NULL when n_samples is 0.
  * Statistics that are NaN are stored as NULL and load back as NaN. */

@@ -133,7 +133,8 @@ static cct_status check_point(cct_store *s, const cct_point *p, const double *sa
                          describe(&p->cfg, p->bytes, p->in_place, what, sizeof what), bad);
 }
 
-/* The run must exist and be running: a finished run's set of points is final. */
+/* The run must exist and not be done: a done run's points are final (tables cite it as
+ * their source).  A failed run stopped on an error and may take the points of a resume. */
 static cct_status check_run_open(cct_store *s, int64_t run_id, cct_error *err)
 {
     sqlite3_stmt *st;
@@ -148,10 +149,11 @@ static cct_status check_run_open(cct_store *s, int64_t run_id, cct_error *err)
                            (long long)run_id);
     else if (step != SQLITE_ROW)
         rc = cct_store_db_error(s, step, "adding a point", NULL, err);
-    else if (cct_store_state_value((const char *)sqlite3_column_text(st, 0)) != CCT_RUN_RUNNING)
+    else if (cct_store_state_value((const char *)sqlite3_column_text(st, 0)) == CCT_RUN_DONE)
         rc = cct_error_set(err, CCT_EINVAL,
-                           "store %s: run %lld is %s; resume it before adding points", s->path,
-                           (long long)run_id, (const char *)sqlite3_column_text(st, 0));
+                           "store %s: run %lld is done, its points are final; resume it "
+                           "(cct_store_resume_run) before adding points",
+                           s->path, (long long)run_id);
     sqlite3_finalize(st);
     return rc;
 }

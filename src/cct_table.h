@@ -41,12 +41,25 @@ typedef struct cct_rule {
     double predicted_us;   /* NAN when unknown (hand-written tables) */
     double margin;         /* predicted gain over the runner-up, fraction; NAN when unknown */
     double margin_default; /* predicted gain over NCCL's default, fraction; NAN when unknown */
+    uint64_t ref_bytes;    /* size predicted_us and the margins were evaluated at; 0: unknown */
 } cct_rule;
 
 typedef enum cct_model_kind {
-    CCT_MODEL_LINEAR = 0,   /* t(n) = alpha + n / beta */
-    CCT_MODEL_SEGMENTED = 1 /* linear below break_bytes, a second line above */
+    CCT_MODEL_LINEAR = 0,    /* t(n) = alpha + n / beta */
+    CCT_MODEL_SEGMENTED = 1, /* linear below break_bytes, a second line above */
+    CCT_MODEL_PIECEWISE = 2  /* segments[0..n_segments), n_segments >= 3 (docs/fitting.md) */
 } cct_model_kind;
+
+#define CCT_MODEL_MAX_SEGMENTS 8
+
+/* One line of a piecewise model: t(n) = alpha_us + n / (beta_gbps * 1e3) for sizes from
+ * from_bytes up to the next segment's from_bytes.  beta_gbps NAN: the segment is flat (no
+ * size term); a CI NAN: unknown or unbounded. */
+typedef struct cct_model_segment {
+    uint64_t from_bytes; /* 0 for the first segment */
+    double alpha_us, alpha_ci;
+    double beta_gbps, beta_ci;
+} cct_model_segment;
 
 /* A fitted latency/bandwidth model of one configuration (units: microseconds, GB/s=1e9 B/s). */
 typedef struct cct_model {
@@ -61,6 +74,12 @@ typedef struct cct_model {
     double r2;
     int n_points;
     bool poor_fit; /* flagged by the fitter: never hidden */
+    /* Optional (0 when absent).  The fitter fills segments[] for every kind and mirrors them
+     * above: alpha/beta = segments[0], break_bytes = segments[1].from_bytes, alpha2/beta2 =
+     * the last segment; only PIECEWISE needs segments[] written out to be reproduced. */
+    uint64_t ll_buffsize, ll128_buffsize; /* NCCL_LL_BUFFSIZE / NCCL_LL128_BUFFSIZE; 0: default */
+    int n_segments; /* 0: the fields above are the model; else segments[] is (any kind) */
+    cct_model_segment segments[CCT_MODEL_MAX_SEGMENTS];
 } cct_model;
 
 /* Measured slowdown of a protocol when buffers are offset from 256-byte alignment. */

@@ -115,20 +115,43 @@ static inline bool store_test_same_real(double a, double b)
 static inline const char *store_test_point_diff(const cct_point *a, const cct_point *b)
 {
 #define CMP(f)                                                                                     \
-    if (a->f != b->f)                                                                              \
-        return #f;
+    do {                                                                                           \
+        if (a->f != b->f)                                                                          \
+            return #f;                                                                             \
+    } while (0)
 #define CMPR(f)                                                                                    \
-    if (!store_test_same_real(a->f, b->f))                                                         \
-        return #f;
-    CMP(cfg.coll)
-    CMP(cfg.algo) CMP(cfg.proto) CMP(cfg.channels) CMP(cfg.buffsize) CMP(cfg.ll_buffsize)
-        CMP(cfg.ll128_buffsize) CMP(cfg.align) CMP(cfg.ranks) CMP(cfg.nodes) CMP(cfg.dtype)
-            CMP(bytes) CMP(in_place) CMP(stats.n) CMPR(stats.median_us) CMPR(stats.p95_us)
-                CMPR(stats.min_us) CMPR(stats.max_us) CMPR(stats.mean_us) CMPR(stats.cv) CMP(wrong)
-                    CMP(status) CMP(noisy) CMP(nccl_algo) CMP(nccl_proto)
+    do {                                                                                           \
+        if (!store_test_same_real(a->f, b->f))                                                     \
+            return #f;                                                                             \
+    } while (0)
+    CMP(cfg.coll);
+    CMP(cfg.algo);
+    CMP(cfg.proto);
+    CMP(cfg.channels);
+    CMP(cfg.buffsize);
+    CMP(cfg.ll_buffsize);
+    CMP(cfg.ll128_buffsize);
+    CMP(cfg.align);
+    CMP(cfg.ranks);
+    CMP(cfg.nodes);
+    CMP(cfg.dtype);
+    CMP(bytes);
+    CMP(in_place);
+    CMP(stats.n);
+    CMPR(stats.median_us);
+    CMPR(stats.p95_us);
+    CMPR(stats.min_us);
+    CMPR(stats.max_us);
+    CMPR(stats.mean_us);
+    CMPR(stats.cv);
+    CMP(wrong);
+    CMP(status);
+    CMP(noisy);
+    CMP(nccl_algo);
+    CMP(nccl_proto);
 #undef CMP
 #undef CMPR
-                        return NULL;
+    return NULL;
 }
 
 /* Whole file into memory (NULL if absent); *len gets its size. */

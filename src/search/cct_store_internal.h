@@ -3,9 +3,10 @@
  * may rely on: the handle's layout and the SQLite plumbing (error mapping, transactions,
  * bounded text binding, enum <-> text names).
  *
- * The store is split by concern: cct_store.c (open/close, fingerprints, runs),
- * cct_store_schema.c (recognising, creating and migrating the file),
- * cct_store_points.c (points and samples) and cct_store_sqlite.c (the plumbing below).
+ * The store is split by concern: cct_store.c (open/close), cct_store_runs.c
+ * (fingerprints, runs), cct_store_schema.c (recognising, creating, migrating the file),
+ * cct_store_points.c (adding and finding points), cct_store_load.c (reading them back)
+ * and cct_store_sqlite.c (the plumbing below).
  * Tests include this header to reach the sqlite3 handle for fault injection
  * (PRAGMA max_page_count); production code goes through cct_store.h only.
  *
@@ -69,6 +70,21 @@ const char *cct_store_status_text(int status);
 int cct_store_status_value(const char *text); /* -1 when unknown */
 const char *cct_store_state_text(int state);
 int cct_store_state_value(const char *text); /* -1 when unknown */
+
+/* Point columns in the order the loader decodes them (cct_store_load.c). */
+#define CCT_STORE_POINT_COLUMNS                                                                    \
+    "run_id, coll, algo, proto, channels, buffsize, ll_buffsize, ll128_buffsize, align, "          \
+    "ranks, nodes, dtype, bytes, in_place, status, wrong_elements, noisy, nccl_algo, "             \
+    "nccl_proto, n_samples, median_us, p95_us, min_us, max_us, mean_us, cv"
+
+/* "allreduce ring/simple, 4 channels, ... 1048576 B out-of-place" for messages: names every
+ * dimension a user could have mistyped.  Returns buf. */
+const char *cct_store_describe_point(const cct_config *c, uint64_t bytes, bool in_place, char *buf,
+                                     size_t len);
+/* Id of the point with this key: CCT_OK with *id = 0 when it is not stored; CCT_EINVAL for
+ * a key the store could never hold. */
+cct_status cct_store_find_point(cct_store *s, int64_t run_id, const cct_config *cfg, uint64_t bytes,
+                                bool in_place, int64_t *id, const char *doing, cct_error *err);
 
 /* Recognise the opened file as a ccltune store, create the schema in an empty file, and
  * switch a writable store to WAL.  Never modifies a file it does not recognise. */

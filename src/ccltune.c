@@ -19,6 +19,8 @@ static const cct_command commands[] = {
     {"version", "print the version", NULL},
     {"validate", "check tuning tables (exit 0 when all are valid)", cct_cmd_validate},
     {"explain", "show a table's decision for every size band", cct_cmd_explain},
+    {"probe", "print this machine's fingerprint and the LL128 verdict", cct_cmd_probe},
+    {"search", "measure NCCL collectives into the measurement store", cct_cmd_search},
 };
 
 static void print_help(FILE *out)

@@ -36,5 +36,7 @@ cct_status cct_cli_parse_int(const char *text, long min, long max, long *out);
 /* The subcommands.  Each lives in src/cmd_NAME.c. */
 int cct_cmd_validate(int argc, char **argv);
 int cct_cmd_explain(int argc, char **argv);
+int cct_cmd_probe(int argc, char **argv);
+int cct_cmd_search(int argc, char **argv);
 
 #endif

@@ -58,6 +58,13 @@ typedef struct group {
     uint64_t *uscratch;
 } group;
 
+/* Statistics of a point that has no samples: unknown, not zero. */
+static void stats_unknown(cct_stats *st)
+{
+    st->n = 0;
+    st->median_us = st->p95_us = st->min_us = st->max_us = st->mean_us = st->cv = NAN;
+}
+
 static cct_status note_hang(cct_schedule *s, const slot *sl, cct_error *err)
 {
     s->hung = true;
@@ -70,6 +77,7 @@ static cct_status note_hang(cct_schedule *s, const slot *sl, cct_error *err)
         p.bytes = sl->bytes;
         p.in_place = sl->in_place;
         p.status = CCT_POINT_HANG;
+        stats_unknown(&p.stats);
         p.nccl_algo = sl->cfg->algo;
         p.nccl_proto = sl->cfg->proto;
         cct_error serr;
@@ -268,6 +276,8 @@ static cct_status store_group(cct_schedule *s, group *g, cct_error *err)
         p.noisy = sl->noisy;
         if (sl->timed && sl->n_samples)
             p.stats = sl->stats;
+        else
+            stats_unknown(&p.stats);
         bool forced = sl->cfg->algo != CCT_DEFAULT;
         p.nccl_algo = forced ? (sl->obs.applied ? sl->cfg->algo : -1) : sl->obs.nccl_algo;
         p.nccl_proto = forced ? (sl->obs.applied ? sl->cfg->proto : -1) : sl->obs.nccl_proto;

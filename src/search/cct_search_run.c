@@ -41,13 +41,10 @@ cct_status cct_search_begin(cct_search_opts *o, int ranks, int nodes,
         goto fail;
     if (o->resume_run) {
         cct_store_run r;
-        if ((st = cct_store_get_run(run->store, o->resume_run, &r, err)) != CCT_OK)
-            goto fail;
-        if (strcmp(r.plan_hash, run->plan.hash) != 0) {
-            st = cct_error_set(err, CCT_EINVAL,
-                               "run %lld was started with a different plan (hash %s, this command "
-                               "line gives %s); resume with the run's own flags: %s",
-                               (long long)r.id, r.plan_hash, run->plan.hash, r.command);
+        st = cct_store_resume_run(run->store, o->resume_run, run->plan.hash, &r, err);
+        if (st != CCT_OK) {
+            if (st == CCT_EINVAL && cct_store_get_run(run->store, o->resume_run, &r, NULL) == CCT_OK)
+                cct_error_prefix(err, "resume with the run's own flags (%s)", r.command);
             goto fail;
         }
         run->run_id = r.id;

@@ -29,9 +29,9 @@ struct cct_pctx {
     atomic_int mode; /* CCT_OUT_OVERRIDDEN: the table applies; else every call's outcome */
     bool trace;
     int nccl_version;
-    const cct_section **cands; /* per collective: [cand_off[c], cand_off[c+1]) */
+    const cct_band_index **cands; /* per collective: [cand_off[c], cand_off[c+1]) */
     int cand_off[CCT_NUM_COLLS + 1];
-    const cct_section *chunk_sec[CCT_NUM_COLLS];      /* section v6 getChunkSize consults */
+    const cct_band_index *chunk_ix[CCT_NUM_COLLS];    /* what v6 getChunkSize consults */
     bool ll128_ok[CCT_NUM_COLLS][CCT_NUM_ALGOS];      /* runtime rule and table verdict */
     bool ll128_runtime[CCT_NUM_COLLS][CCT_NUM_ALGOS]; /* runtime rule alone */
     const cct_env_mask *env;                          /* v1/v2 on NCCL < 2.22 only */
@@ -42,13 +42,13 @@ static atomic_uint context_seq;
 
 /* ---------- the per-call path ---------- */
 
-static inline const cct_section *pick(const cct_pctx *ctx, int coll, int pipe_ops, int reg_buff)
+static inline const cct_band_index *pick(const cct_pctx *ctx, int coll, int pipe_ops, int reg_buff)
 {
     for (int i = ctx->cand_off[coll]; i < ctx->cand_off[coll + 1]; i++) {
-        const cct_section *s = ctx->cands[i];
+        const cct_section *s = ctx->cands[i]->sec;
         if ((s->pipe_ops == CCT_ANY || s->pipe_ops == pipe_ops) &&
             (s->reg_buff == CCT_ANY || s->reg_buff == reg_buff))
-            return s;
+            return ctx->cands[i];
     }
     return NULL;
 }
@@ -66,12 +66,12 @@ static inline const cct_rule *find_rule(const cct_pctx *ctx, int coll, size_t by
         *why = CCT_OUT_NO_SECTION;
         return NULL;
     }
-    const cct_section *s = pick(ctx, coll, pipe_ops, reg_buff);
-    if (!s) {
+    const cct_band_index *ix = pick(ctx, coll, pipe_ops, reg_buff);
+    if (!ix) {
         *why = CCT_OUT_NO_SECTION;
         return NULL;
     }
-    const cct_rule *r = cct_section_lookup(s, bytes);
+    const cct_rule *r = cct_band_lookup(ix, bytes);
     if (!r || r->algo < 0 || r->algo >= CCT_NUM_ALGOS) {
         *why = CCT_OUT_NO_RULE;
         return NULL;
@@ -84,9 +84,11 @@ void cct_ctx_count(cct_pctx *ctx, cct_outcome outcome)
     atomic_fetch_add_explicit(&ctx->count[outcome], 1, memory_order_relaxed);
 }
 
-cct_decision cct_ctx_decide_costs(const cct_pctx *ctx, int coll, size_t bytes, int pipe_ops,
-                                  int reg_buff, float *costs, int num_algo, int num_proto,
-                                  int *n_channels)
+/* Inline so the per-call path is one function; cct_ctx_decide_costs wraps it for
+ * measurement mode. */
+static inline __attribute__((always_inline)) cct_decision
+decide_costs(const cct_pctx *ctx, int coll, size_t bytes, int pipe_ops, int reg_buff, float *costs,
+             int num_algo, int num_proto, int *n_channels)
 {
     cct_decision d = {CCT_OUT_NO_SECTION, -1, -1, 0};
     const cct_rule *r = find_rule(ctx, coll, bytes, pipe_ops, reg_buff, &d.outcome);
@@ -103,6 +105,14 @@ cct_decision cct_ctx_decide_costs(const cct_pctx *ctx, int coll, size_t bytes, i
         }
     }
     return d;
+}
+
+cct_decision cct_ctx_decide_costs(const cct_pctx *ctx, int coll, size_t bytes, int pipe_ops,
+                                  int reg_buff, float *costs, int num_algo, int num_proto,
+                                  int *n_channels)
+{
+    return decide_costs(ctx, coll, bytes, pipe_ops, reg_buff, costs, num_algo, num_proto,
+                        n_channels);
 }
 
 cct_decision cct_ctx_decide_v2(const cct_pctx *ctx, int coll, size_t bytes, int collnet_support,
@@ -148,8 +158,8 @@ cct_outcome cct_ctx_coll_costs(cct_pctx *ctx, int coll, size_t bytes, int pipe_o
     if (atomic_load_explicit(&cct_measure_on, memory_order_relaxed))
         return cct_control_coll_costs(ctx, coll, bytes, pipe_ops, (float *)costs, num_algo,
                                       num_proto, reg_buff, n_channels);
-    cct_decision d = cct_ctx_decide_costs(ctx, coll, bytes, pipe_ops, reg_buff, (float *)costs,
-                                          num_algo, num_proto, n_channels);
+    cct_decision d = decide_costs(ctx, coll, bytes, pipe_ops, reg_buff, (float *)costs, num_algo,
+                                  num_proto, n_channels);
     cct_ctx_count(ctx, d.outcome);
     if (ctx->trace && ctx->log)
         trace_decision(ctx, coll, bytes, pipe_ops, reg_buff, &d);
@@ -174,9 +184,9 @@ void cct_ctx_chunk_size(cct_pctx *ctx, int coll, size_t bytes, int algo, int pro
                         size_t *chunk)
 {
     if (!chunk || atomic_load_explicit(&ctx->mode, memory_order_relaxed) != CCT_OUT_OVERRIDDEN ||
-        (unsigned)coll >= CCT_NUM_COLLS || !ctx->chunk_sec[coll] || cct_control_forcing())
+        (unsigned)coll >= CCT_NUM_COLLS || !ctx->chunk_ix[coll] || cct_control_forcing())
         return;
-    const cct_rule *r = cct_section_lookup(ctx->chunk_sec[coll], bytes);
+    const cct_rule *r = cct_band_lookup(ctx->chunk_ix[coll], bytes);
     /* only for the rule's own configuration: a chunk size tuned for ring/simple means
      * nothing to the tree/ll NCCL may have chosen instead */
     if (!r || r->chunk_bytes == 0 || r->algo != algo || r->proto != proto)
@@ -236,8 +246,9 @@ static int specificity(const cct_section *s)
     return (s->pipe_ops != CCT_ANY) * 2 + (s->reg_buff != CCT_ANY);
 }
 
-static bool build_candidates(cct_pctx *ctx, const cct_table *t, size_t *n_sec, size_t *n_rules)
+static bool build_candidates(cct_pctx *ctx, const cct_pstate *ps, size_t *n_sec, size_t *n_rules)
 {
+    const cct_table *t = &ps->table;
     size_t total = 0;
     for (size_t i = 0; i < t->n_sections; i++)
         total += t->sections[i].ranks == ctx->nranks && t->sections[i].nodes == ctx->nnodes;
@@ -255,13 +266,15 @@ static bool build_candidates(cct_pctx *ctx, const cct_table *t, size_t *n_sec, s
                 if (s->coll != c || s->ranks != ctx->nranks || s->nodes != ctx->nnodes ||
                     specificity(s) != score)
                     continue;
-                ctx->cands[k++] = s;
+                ctx->cands[k++] = &ps->index[i];
                 (*n_sec)++;
                 *n_rules += s->n_rules;
             }
         }
         ctx->cand_off[c + 1] = k;
-        ctx->chunk_sec[c] = pick(ctx, c, 1, -1);
+        /* getChunkSize is not told numPipeOps or regBuff: use the section of a single,
+         * unregistered-or-unknown operation */
+        ctx->chunk_ix[c] = pick(ctx, c, 1, -1);
     }
     return true;
 }
@@ -332,7 +345,7 @@ static bool resolve_table(cct_pctx *ctx, const cct_pstate *ps, const gpu_facts *
     }
     snprintf(verdict_text, len, "%s (%s, cc %d.%d, NCCL %s)", msg, g->known ? g->name : "?",
              g->cc / 10, g->cc % 10, ver);
-    if (!build_candidates(ctx, &ps->table, n_sec, n_rules)) {
+    if (!build_candidates(ctx, ps, n_sec, n_rules)) {
         atomic_store(&ctx->mode, CCT_OUT_TABLE_ERROR);
         if (cct_warn_first(CCT_WARN_NO_MEMORY))
             CCT_WARN(ctx->log, "out of memory building the communicator's rule index; NCCL's "

@@ -104,6 +104,52 @@ int cct_device_nccl_version(void);
  * driver already loaded in the process.  false (and why) when it cannot be read. */
 bool cct_device_current_gpu(char *name, size_t name_len, int *cc, char *why, size_t why_len);
 
+/* ---- plugin_index.c: the per-section search index (built once per process) ---- */
+
+/* Sizes are bucketed log-linearly: by bit length, then by the two bits below the top one,
+ * so each power of two splits into four buckets (sizes 0..3 get one bucket each). */
+#define CCT_BAND_BUCKETS 252
+
+static inline unsigned cct_band_bucket(uint64_t bytes)
+{
+    if (bytes < 4)
+        return (unsigned)bytes;
+    unsigned len = 64u - (unsigned)__builtin_clzll(bytes); /* 3..64 */
+    return 4u * (len - 2u) + (unsigned)((bytes >> (len - 3u)) & 3u);
+}
+
+typedef struct cct_band_index {
+    const cct_section *sec;
+    const uint64_t *keys; /* rules[i].max_bytes; NULL when the section is unusable */
+    uint32_t n;           /* number of keys */
+    /* first[k]: the rule holding the smallest size of bucket k; rules first[k] ..
+     * first[k + 1] (inclusive) hold every size of bucket k.  first[CCT_BAND_BUCKETS] = n-1. */
+    uint32_t first[CCT_BAND_BUCKETS + 1];
+} cct_band_index;
+
+cct_status cct_band_index_build(const cct_section *section, cct_band_index *out);
+void cct_band_index_free(cct_band_index *ix);
+
+/* The rule whose band contains bytes (same answer as cct_section_lookup), or NULL. */
+static inline const cct_rule *cct_band_lookup(const cct_band_index *ix, uint64_t bytes)
+{
+    if (ix->n == 0)
+        return NULL;
+    if (bytes == UINT64_MAX) /* the last band ends at "inf" = UINT64_MAX and includes it */
+        bytes--;
+    unsigned k = cct_band_bucket(bytes);
+    const uint64_t *base = ix->keys + ix->first[k];
+    uint32_t n = ix->first[k + 1] - ix->first[k] + 1;
+    uint64_t x = bytes + 1; /* the first key >= x ends the band holding bytes */
+    while (n > 1) {
+        uint32_t half = n / 2;
+        base = base[half] < x ? base + half : base; /* compiles to a conditional move */
+        n -= half;
+    }
+    base += *base < x;
+    return &ix->sec->rules[base - ix->keys];
+}
+
 /* ---- plugin_state.c: the process-wide table ---- */
 typedef enum cct_table_status {
     CCT_TABLE_NONE = 0,  /* no table configured (CCLTUNE_TABLE unset) */
@@ -115,11 +161,12 @@ typedef struct cct_pstate {
     cct_table_status status;
     const char *path_from; /* "CCLTUNE_TABLE" / "NCCL_TUNER_CONFIG_FILE"; NULL */
     char path[4096];
-    cct_table table; /* valid when status == CCT_TABLE_OK; read-only after load */
-    size_t n_rules;  /* over all sections */
-    cct_error err;   /* why status == CCT_TABLE_FAILED (or CCLTUNE_FORCE was rejected) */
-    bool strict;     /* CCLTUNE_STRICT */
-    bool trace;      /* NCCL_DEBUG=TRACE: format TRACE lines */
+    cct_table table;       /* valid when status == CCT_TABLE_OK; read-only after load */
+    size_t n_rules;        /* over all sections */
+    cct_band_index *index; /* one per table section, same order */
+    cct_error err;         /* why status == CCT_TABLE_FAILED (or CCLTUNE_FORCE was rejected) */
+    bool strict;           /* CCLTUNE_STRICT */
+    bool trace;            /* NCCL_DEBUG=TRACE: format TRACE lines */
     int nccl_version;
     bool hostid_set;
     int ll128_c2c;      /* NCCL_LL128_C2C, -1 when unset */
@@ -140,9 +187,21 @@ void cct_pstate_ctx_add(int delta);
 
 /* Apply (algo, proto) to a cost table float[num_algo][num_proto]: set that entry to 0.0
  * when it is in bounds, not ignored (-1.0, or any negative/NaN value NCCL skips) and,
- * for LL128, ll128_ok.  Returns CCT_OUT_OVERRIDDEN, CCT_OUT_IGNORED or CCT_OUT_LL128. */
-cct_outcome cct_select_apply(float *costs, int num_algo, int num_proto, int algo, int proto,
-                             bool ll128_ok);
+ * for LL128, ll128_ok.  Returns CCT_OUT_OVERRIDDEN, CCT_OUT_IGNORED or CCT_OUT_LL128.
+ * Inline: it is on every call's path. */
+static inline cct_outcome cct_select_apply(float *costs, int num_algo, int num_proto, int algo,
+                                           int proto, bool ll128_ok)
+{
+    if (!costs || algo < 0 || proto < 0 || algo >= num_algo || proto >= num_proto)
+        return CCT_OUT_IGNORED;
+    float *entry = &costs[(size_t)algo * (size_t)num_proto + (size_t)proto];
+    if (!(*entry >= 0.0f)) /* NCCL skips IGNORE and anything negative; NaN fails too */
+        return CCT_OUT_IGNORED;
+    if (proto == CCT_PROTO_LL128 && !ll128_ok)
+        return CCT_OUT_LL128;
+    *entry = 0.0f;
+    return CCT_OUT_OVERRIDDEN;
+}
 /* NCCL's own choice on an untouched table: the first strictly cheapest entry >= 0 that is
  * not ignored, scanning algorithms then protocols.  -1/-1 when none. */
 void cct_select_default(const float *costs, int num_algo, int num_proto, int *algo, int *proto);

@@ -22,19 +22,7 @@ static bool entry_usable(float cost)
     return cost >= 0.0f;
 }
 
-cct_outcome cct_select_apply(float *costs, int num_algo, int num_proto, int algo, int proto,
-                             bool ll128_ok)
-{
-    if (!costs || algo < 0 || proto < 0 || algo >= num_algo || proto >= num_proto)
-        return CCT_OUT_IGNORED;
-    float *entry = &costs[(size_t)algo * (size_t)num_proto + (size_t)proto];
-    if (!entry_usable(*entry))
-        return CCT_OUT_IGNORED;
-    if (proto == CCT_PROTO_LL128 && !ll128_ok)
-        return CCT_OUT_LL128;
-    *entry = 0.0f;
-    return CCT_OUT_OVERRIDDEN;
-}
+/* cct_select_apply is inline in plugin_internal.h: it runs on every call. */
 
 void cct_select_default(const float *costs, int num_algo, int num_proto, int *algo, int *proto)
 {

@@ -9,6 +9,8 @@
  * version.  The table path is CCLTUNE_TABLE, else NCCL_TUNER_CONFIG_FILE when it names a
  * .yaml/.yml file (that variable also serves other tuners' formats).
  *
+ * Each section also gets its search index (plugin_index.c), built here, once.
+ *
  * NCCL dlcloses the plugin when its last communicator is destroyed; the destructor then
  * frees the table, unless contexts are still alive (a process exiting without destroying
  * its communicators): memory then stays with the exiting process rather than risking a
@@ -41,6 +43,14 @@ static int env_int(const char *name, int fallback)
     return (*end == '\0') ? (int)x : fallback;
 }
 
+static void free_index(cct_pstate *ps)
+{
+    for (size_t i = 0; ps->index && i < ps->table.n_sections; i++)
+        cct_band_index_free(&ps->index[i]);
+    free(ps->index);
+    ps->index = NULL;
+}
+
 static void load_table(cct_pstate *ps)
 {
     const char *path = getenv("CCLTUNE_TABLE");
@@ -71,9 +81,21 @@ static void load_table(cct_pstate *ps)
             cct_error_set(&ps->err, st, "%s: %s", ps->path, cct_strerror(st));
         return;
     }
-    ps->status = CCT_TABLE_OK;
-    for (size_t i = 0; i < ps->table.n_sections; i++)
+    ps->index = calloc(ps->table.n_sections ? ps->table.n_sections : 1, sizeof *ps->index);
+    for (size_t i = 0; ps->index && i < ps->table.n_sections; i++) {
         ps->n_rules += ps->table.sections[i].n_rules;
+        if (cct_band_index_build(&ps->table.sections[i], &ps->index[i]) != CCT_OK) {
+            free_index(ps);
+            break;
+        }
+    }
+    if (!ps->index) {
+        cct_table_destroy(&ps->table);
+        ps->status = CCT_TABLE_FAILED;
+        cct_error_set(&ps->err, CCT_ENOMEM, "%s: out of memory indexing the table", ps->path);
+        return;
+    }
+    ps->status = CCT_TABLE_OK;
 }
 
 static void load_once(void)
@@ -110,6 +132,8 @@ void cct_pstate_ctx_add(int delta)
 
 __attribute__((destructor)) static void cct_pstate_unload(void)
 {
-    if (atomic_load(&live_contexts) == 0)
+    if (atomic_load(&live_contexts) == 0) {
+        free_index(&state);
         cct_table_destroy(&state.table);
+    }
 }

@@ -13,9 +13,15 @@
  * Every call also records what NCCL would have chosen by itself (the cheapest entry of
  * the cost table it passed in), so the runner can label its baseline measurements.
  *
+ * Forcing never touches an ignored entry and never forces LL128 where the running NCCL's
+ * rule for this GPU would not enable it (src/cct_ll128.c); both report forced_applied = 0.
+ * External tools get the same without this API: CCLTUNE_FORCE=algo/proto[/channels] in the
+ * environment forces from the first communicator on (a force set through this API before
+ * that wins), and CCLTUNE_MEASURE=1 only records.  Measurement mode needs no table.
+ *
  * Thread safety: these functions and getCollInfo synchronise on one mutex, taken only
- * while measurement mode is on (CCLTUNE_MEASURE=1 or after the first ccltune_control_force);
- * ordinary jobs never take it.
+ * while measurement mode is on (CCLTUNE_MEASURE=1, CCLTUNE_FORCE, or after the first
+ * ccltune_control_force); ordinary jobs never take it.  docs/plugin.md has the details.
  */
 #ifndef CCLTUNE_CONTROL_H
 #define CCLTUNE_CONTROL_H
@@ -26,7 +32,7 @@
 #define CCLTUNE_CONTROL_ABI 1
 
 typedef struct ccltune_observation {
-    uint64_t calls;    /* getCollInfo calls seen by this process since the last reset */
+    uint64_t calls;    /* getCollInfo calls seen in measurement mode since the last reset */
     int coll;          /* ncclFunc_t of the last call */
     uint64_t bytes;    /* nBytes of the last call */
     int default_algo;  /* NCCL's own cheapest entry before the plugin touched the table; -1 */
@@ -43,7 +49,8 @@ int ccltune_control_abi(void);
 
 /* Force algo/proto (cct_algo/cct_proto values) and channels (0: NCCL's count, 64: all the
  * communicator has; NCCL clamps) for every following call.  algo < 0 stops forcing and
- * returns the plugin to its table.  Returns 0, or -1 on out-of-range values. */
+ * returns the plugin to its table (to NCCL's own choice when there is no table); measurement
+ * mode stays on.  Returns 0, or -1 on out-of-range values. */
 int ccltune_control_force(int algo, int proto, int channels);
 
 /* Copy the observation of the most recent getCollInfo call; reset clears the counters. */

@@ -238,6 +238,7 @@ cct_status cct_import_buffer(const char *data, size_t len, const char *name, int
         result->name = before.name;
         result->format = before.format;
         result->runs = before.runs;
+        result->ranks_per_gpu = before.ranks_per_gpu;
         memcpy(result->gpu, before.gpu, sizeof result->gpu);
         memcpy(result->host, before.host, sizeof result->host);
         memcpy(result->nccl_version, before.nccl_version, sizeof result->nccl_version);

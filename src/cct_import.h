@@ -67,6 +67,7 @@ typedef struct cct_import_result {
     double *samples;
     size_t n_samples, cap_samples;
     int runs;              /* benchmark runs (tables) the input held */
+    int ranks_per_gpu;     /* most ranks the input shows on one GPU (host + bus id); 0 unknown */
     char gpu[128];         /* GPU name the input reports, "" when it does not */
     char host[128];        /* first host name, "" when unknown */
     char nccl_version[32]; /* "2.28.9", "" when unknown */

@@ -175,6 +175,12 @@ static cct_status read_config(jctx *c, const cct_json_node *cfg, cct_nt_run *run
         const cct_json_node *r = cct_json_member(c->doc, d, "rank");
         const cct_json_node *h = cct_json_member(c->doc, d, "hostname");
         const cct_json_node *g = cct_json_member(c->doc, d, "device_info");
+        const cct_json_node *bus = cct_json_member(c->doc, d, "device_hex");
+        /* one entry stands for all ranks of its process, so a bus id says nothing about
+         * ranks sharing a GPU unless each process has one GPU */
+        const char *bus_id = per_process == 1 && bus && bus->type == CCT_JSON_STRING
+                                 ? cct_json_text(c->doc, bus)
+                                 : "";
         if (!r || !h)
             return missing(c, d, "a device", r ? "hostname" : "rank");
         if (h->type != CCT_JSON_STRING)
@@ -183,7 +189,8 @@ static cct_status read_config(jctx *c, const cct_json_node *cfg, cct_nt_run *run
         rc = get_long(c, r, "rank", 0, CCT_TABLE_MAX_RANKS - per_process, &first);
         /* nccl-tests records each process's first device: its ranks follow it */
         for (long k = 0; k < per_process && rc == CCT_OK; k++)
-            rc = cct_nt_run_add_rank(run, (int)(first + k), cct_json_text(c->doc, h), c->err);
+            rc = cct_nt_run_add_rank(run, (int)(first + k), cct_json_text(c->doc, h), bus_id,
+                                     c->err);
         if (rc == CCT_OK && g && g->type == CCT_JSON_STRING && !run->gpu[0])
             snprintf(run->gpu, sizeof run->gpu, "%s", cct_json_text(c->doc, g));
         if (run->n_rank_ids > CCT_TABLE_MAX_RANKS)

@@ -297,9 +297,13 @@ cct_status nt_rank_line(cct_nt_run *run, const char *line, const char *name, uns
                             "device N [BUSID] GPU\")");
     }
     const char *gpu = strchr(f[i + 6].s, ']');
-    if (!gpu)
+    char bus[64];
+    size_t bus_len = gpu ? (size_t)(gpu - f[i + 6].s) + 1 : 0;
+    if (!gpu || bus_len >= sizeof bus)
         return cct_error_at(err, CCT_EINVAL, name, lineno, f[i + 6].col,
                             "malformed bus id in rank line");
+    memcpy(bus, f[i + 6].s, bus_len);
+    bus[bus_len] = '\0';
     gpu++;
     while (*gpu == ' ' || *gpu == '\t')
         gpu++;
@@ -309,7 +313,7 @@ cct_status nt_rank_line(cct_nt_run *run, const char *line, const char *name, uns
         run->ranks_line = lineno;
         run->ranks_col = 1;
     }
-    return cct_nt_run_add_rank(run, (int)rank, host, err);
+    return cct_nt_run_add_rank(run, (int)rank, host, bus, err);
 }
 
 /* One timing group: time|cputime algbw busbw #wrong|error [i_min i_max i_p99 i_cv%] */

@@ -39,6 +39,9 @@ void cct_nt_run_destroy(cct_nt_run *run)
             free(run->rows[i].side[s].samples);
     for (size_t i = 0; i < run->n_hosts; i++)
         free(run->hosts[i]);
+    for (size_t i = 0; i < run->n_gpu_ids; i++)
+        free(run->gpu_ids[i]);
+    free(run->gpu_ids);
     free(run->rows);
     free(run->hosts);
     free(run->rank_ids);
@@ -105,12 +108,24 @@ cct_status cct_nt_run_set_program(cct_nt_run *run, const char *program, const ch
     return CCT_OK;
 }
 
-cct_status cct_nt_run_add_rank(cct_nt_run *run, int rank, const char *host, cct_error *err)
+cct_status cct_nt_run_add_rank(cct_nt_run *run, int rank, const char *host, const char *gpu,
+                               cct_error *err)
 {
     if (!grow((void **)&run->rank_ids, &run->cap_rank_ids, run->n_rank_ids + 1,
               sizeof *run->rank_ids))
         return cct_error_set(err, CCT_ENOMEM, "out of memory");
     run->rank_ids[run->n_rank_ids++] = rank;
+    if (gpu[0]) {
+        if (!grow((void **)&run->gpu_ids, &run->cap_gpu_ids, run->n_gpu_ids + 1,
+                  sizeof *run->gpu_ids))
+            return cct_error_set(err, CCT_ENOMEM, "out of memory");
+        size_t n = strlen(host) + strlen(gpu) + 2;
+        char *id = malloc(n);
+        if (!id)
+            return cct_error_set(err, CCT_ENOMEM, "out of memory");
+        snprintf(id, n, "%s %s", host, gpu);
+        run->gpu_ids[run->n_gpu_ids++] = id;
+    }
     if (run->n_hosts > 0 && strcmp(run->hosts[run->n_hosts - 1], host) == 0)
         return CCT_OK;
     if (!grow((void **)&run->hosts, &run->cap_hosts, run->n_hosts + 1, sizeof *run->hosts))
@@ -219,6 +234,28 @@ static cct_status distinct_hosts(const cct_nt_run *run, int *out, cct_error *err
         n += strcmp(copy[i - 1], copy[i]) != 0;
     free(copy);
     *out = n;
+    return CCT_OK;
+}
+
+/* The most ranks listed on one GPU (the same host and bus id), 0 when not known. */
+static cct_status ranks_per_gpu(const cct_nt_run *run, int *out, cct_error *err)
+{
+    *out = 0;
+    if (run->n_gpu_ids == 0 || run->n_gpu_ids != run->n_rank_ids || run->ranks_truncated)
+        return CCT_OK;
+    char **copy = malloc(run->n_gpu_ids * sizeof *copy);
+    if (!copy)
+        return cct_error_set(err, CCT_ENOMEM, "out of memory");
+    memcpy(copy, run->gpu_ids, run->n_gpu_ids * sizeof *copy);
+    qsort(copy, run->n_gpu_ids, sizeof *copy, cmp_str);
+    int best = 1, same = 1;
+    for (size_t i = 1; i < run->n_gpu_ids; i++) {
+        same = strcmp(copy[i - 1], copy[i]) == 0 ? same + 1 : 1;
+        if (same > best)
+            best = same;
+    }
+    free(copy);
+    *out = best;
     return CCT_OK;
 }
 
@@ -396,9 +433,14 @@ cct_status cct_nt_run_finish(const cct_nt_run *run, const char *name, const cct_
                                       side->n_samples, err);
         }
     }
+    int per_gpu = 0;
+    if (rc == CCT_OK)
+        rc = ranks_per_gpu(run, &per_gpu, err);
     if (rc != CCT_OK)
         return rc;
     result->runs++;
+    if (per_gpu > result->ranks_per_gpu)
+        result->ranks_per_gpu = per_gpu;
     if (!result->gpu[0])
         snprintf(result->gpu, sizeof result->gpu, "%s", run->gpu);
     if (!result->host[0] && run->n_hosts)

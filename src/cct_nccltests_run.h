@@ -63,6 +63,8 @@ typedef struct cct_nt_run {
     unsigned ranks_line, ranks_col;
     char **hosts; /* host of each listed rank, consecutive repeats dropped */
     size_t n_hosts, cap_hosts;
+    char **gpu_ids; /* "host bus-id" of each listed rank */
+    size_t n_gpu_ids, cap_gpu_ids;
     int nccl_ranks, nccl_nodes; /* NCCL's "comm ... nRanks N nNodes M" INFO line; 0 absent */
     unsigned nccl_line, nccl_col;
     cct_nccl_env env;
@@ -82,7 +84,9 @@ void cct_nt_run_destroy(cct_nt_run *run);
  * tuner does not see (alltoall, sendrecv, ...). */
 cct_status cct_nt_run_set_program(cct_nt_run *run, const char *program, const char *name,
                                   unsigned line, unsigned col, cct_error *err);
-cct_status cct_nt_run_add_rank(cct_nt_run *run, int rank, const char *host, cct_error *err);
+/* A rank the log lists, on host, on the GPU with bus id gpu ("" when not known). */
+cct_status cct_nt_run_add_rank(cct_nt_run *run, int rank, const char *host, const char *gpu,
+                               cct_error *err);
 /* Takes ownership of the row's samples, also on failure. */
 cct_status cct_nt_run_add_row(cct_nt_run *run, cct_nt_row *row, cct_error *err);
 /* Advisory: observations beyond a fixed number of distinct sizes are ignored. */

@@ -80,6 +80,7 @@ static void text_ring_simple(void **state)
     assert_int_equal(tu_import(NT "allreduce_ring_simple_2.19.txt", &o, &r, &err), CCT_OK);
     assert_int_equal(r.format, CCT_IMPORT_NCCLTESTS);
     check_ring_simple(&r);
+    assert_int_equal(r.ranks_per_gpu, 1); /* four bus ids */
     for (size_t i = 0; i < 16; i++)
         assert_int_equal(r.meta[i].line, 27 + i / 2); /* the rows' lines in the file */
     cct_import_result_destroy(&r);
@@ -96,6 +97,7 @@ static void json_ring_simple_equals_text(void **state)
     assert_int_equal(tu_import(NT "allreduce_ring_simple_2.19.json", &o, &j, &err), CCT_OK);
     assert_int_equal(j.format, CCT_IMPORT_NCCLTESTS_JSON);
     check_ring_simple(&j);
+    assert_int_equal(j.ranks_per_gpu, 0); /* one entry for a 4-GPU process: not known */
     /* the same run in both formats imports to the same points, field by field */
     assert_int_equal(t.n_points, j.n_points);
     for (size_t i = 0; i < t.n_points; i++) {
@@ -309,6 +311,7 @@ static void text_hostid_nodes_from_nccl(void **state)
     /* one host, four rank processes with their own NCCL_HOSTID: NCCL says nNodes 4 */
     assert_int_equal(tu_import(NT "allreduce_ll128_4proc_hostid_2.19.txt", &o, &r, &err), CCT_OK);
     assert_int_equal(r.n_points, 4);
+    assert_int_equal(r.ranks_per_gpu, 4); /* four rank lines, one host, one bus id */
     static const double t[] = {121.3, 118.6, 331.9, 327.4};
     for (size_t i = 0; i < 4; i++) {
         check_point(&r.points[i], CCT_COLL_ALLREDUCE, CCT_DEFAULT, CCT_PROTO_LL128, 4, 4,
@@ -356,6 +359,7 @@ static void json_per_iter_samples(void **state)
     assert_int_equal(tu_import(NT "allgather_per_iter_mpi_2.19.json", NULL, &r, &err), CCT_OK);
     assert_int_equal(r.n_points, 4);
     assert_int_equal(r.n_samples, 16);
+    assert_int_equal(r.ranks_per_gpu, 1);
     /* times_us after the 2 skipped iterations, and their summary */
     static const double samples[4][4] = {{35.0, 35.5, 36.0, 35.5},
                                          {35.1, 35.3, 35.2, 35.2},

@@ -8,10 +8,8 @@
  * exception for CUDA 11.8 builds.  Eras, by NCCL_VERSION_CODE:
  *   < 2.25    capability 7.0, 8.0 or 9.0; inter <= PXB, or <= PXN from 9.0
  *   2.25-2.26 adds 10.0 and 12.0
- *   2.27.0-4  any capability >= 7.0; from 9.0 inter up to PXN and P2C when NCCL_LL128_C2C
- *             (default 1), else up to PXN but not P2C
- *   2.27.5+   from 9.0 with NCCL_LL128_C2C: inter <= PXN (which then includes P2C);
- *             otherwise inter <= PXB only
+ *   2.27.0-4  any cc >= 7.0; from 9.0 inter up to PXN, and P2C if NCCL_LL128_C2C (default 1)
+ *   2.27.5+   from 9.0 with NCCL_LL128_C2C: inter <= PXN (P2C included); else <= PXB
  *   2.30+     mixed compute capabilities allowed when the lowest is >= 9.0
  * Paths are compared in cct_path order, which is the order of the newest releases; for
  * 2.27.0-4, where P2C sorted after PXN, the sets are translated explicitly.

@@ -7,9 +7,8 @@
  * that shapes every decision (table path, CCLTUNE_STRICT, NCCL_DEBUG, NCCL_ALGO/PROTO,
  * NCCL_HOSTID, NCCL_LL128_C2C) is read at the same moment, once, and so is the NCCL
  * version.  The table path is CCLTUNE_TABLE, else NCCL_TUNER_CONFIG_FILE when it names a
- * .yaml/.yml file (that variable also serves other tuners' formats).
- *
- * Each section also gets its search index (plugin_index.c), built here, once.
+ * .yaml/.yml file (that variable also serves other tuners' formats).  Each section's
+ * search index (plugin_index.c) is built here too.
  *
  * NCCL dlcloses the plugin when its last communicator is destroyed; the destructor then
  * frees the table, unless contexts are still alive (a process exiting without destroying

@@ -265,6 +265,26 @@ cct_status cct_table_check_section_at(const cct_section *s, cct_error *err, cct_
             return blame(where, CCT_CHECK_MODEL, i,
                          cct_error_set(err, CCT_EINVAL, "%s model %zu: channels must be 0..%d", key,
                                        i + 1, CCT_TABLE_MAX_CHANNELS));
+        if (m->kind != CCT_MODEL_LINEAR && m->kind != CCT_MODEL_SEGMENTED &&
+            m->kind != CCT_MODEL_PIECEWISE)
+            return blame(where, CCT_CHECK_MODEL, i,
+                         cct_error_set(err, CCT_EINVAL, "%s model %zu: unknown kind %d", key, i + 1,
+                                       (int)m->kind));
+        if (m->n_segments < 0 || m->n_segments > CCT_MODEL_MAX_SEGMENTS ||
+            (m->kind == CCT_MODEL_PIECEWISE && m->n_segments < 3))
+            return blame(where, CCT_CHECK_MODEL, i,
+                         cct_error_set(err, CCT_EINVAL,
+                                       "%s model %zu: %d segments (piecewise needs 3..%d)", key,
+                                       i + 1, m->n_segments, CCT_MODEL_MAX_SEGMENTS));
+        for (int k = 0; k < m->n_segments; k++) {
+            uint64_t from = m->segments[k].from_bytes;
+            if ((k == 0 && from != 0) || (k > 0 && from <= m->segments[k - 1].from_bytes))
+                return blame(where, CCT_CHECK_MODEL, i,
+                             cct_error_set(err, CCT_EINVAL,
+                                           "%s model %zu: segments must start at 0 and at "
+                                           "increasing from_bytes",
+                                           key, i + 1));
+        }
     }
     for (size_t i = 0; i < s->n_penalties; i++) {
         const cct_align_penalty *p = &s->penalties[i];

@@ -5,7 +5,7 @@
  * docs/table-format.md: a descriptor list per kind of mapping (root, provenance, rule,
  * model, ...) says which keys exist, their types and which are required.  The reader only
  * descends where the schema has a mapping or a sequence and stops at the first node it did
- * not expect, so its recursion depth is the schema's (six levels) whatever the input, and no
+ * not expect, so its recursion depth is the schema's (eight levels) whatever the input, and no
  * document tree is ever built.  Aliases and anchors are refused outright, so a hostile
  * table cannot make anything expand.
  *
@@ -91,7 +91,8 @@ struct field {
 };
 
 static const char *const link_names[] = {"nvlink", "pcie", "net", "socket"};
-static const char *const kind_names[] = {"linear", "segmented"};
+static const char *const kind_names[] = {"linear", "segmented", "piecewise"};
+#define N_KINDS 3
 
 /* ---- messages ---- */
 
@@ -637,9 +638,9 @@ static cct_status read_scalar_field(reader *r, const field *f, void *obj)
         break;
     }
     case FT_KIND: {
-        int k = name_index(text, kind_name, 2);
+        int k = name_index(text, kind_name, N_KINDS);
         if (k < 0)
-            return unknown_name(r, at, "model kind", text, len, kind_name, 2);
+            return unknown_name(r, at, "model kind", text, len, kind_name, N_KINDS);
         *(cct_model_kind *)(void *)slot = (cct_model_kind)k;
         break;
     }
@@ -719,13 +720,54 @@ static const field rule_fields[] = {
     FIELD(cct_rule, predicted_us, FT_FLOAT_NONNEG, false),
     FIELD(cct_rule, margin, FT_FLOAT, false),
     FIELD(cct_rule, margin_default, FT_FLOAT, false),
+    FIELD(cct_rule, ref_bytes, FT_SIZE, false),
 };
+
+static const field segment_fields[] = {
+    FIELD(cct_model_segment, from_bytes, FT_SIZE, true),
+    FIELD(cct_model_segment, alpha_us, FT_FLOAT, false),
+    FIELD(cct_model_segment, alpha_ci, FT_FLOAT_NONNEG, false),
+    FIELD(cct_model_segment, beta_gbps, FT_FLOAT, false),
+    FIELD(cct_model_segment, beta_ci, FT_FLOAT_NONNEG, false),
+};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* One line of a piecewise model; lines must start at 0 and be listed by increasing size. */
+static cct_status read_segment(reader *r, const field *f, void *obj)
+{
+    (void)f;
+    cct_model *m = obj;
+    yaml_event_t *ev = NULL;
+    cct_status st = peek(r, &ev);
+    if (st != CCT_OK)
+        return st;
+    if (m->n_segments >= CCT_MODEL_MAX_SEGMENTS)
+        return fail_at(r, ev->start_mark, CCT_EINVAL, "a model has at most %d segments",
+                       CCT_MODEL_MAX_SEGMENTS);
+    cct_model_segment seg = {0, NAN, NAN, NAN, NAN};
+    seen_keys seen;
+    if ((st = read_fields(r, "a segment", segment_fields, N_OF(segment_fields), &seg, NULL,
+                          &seen)) != CCT_OK)
+        return st;
+    int i = m->n_segments;
+    if (i == 0 && seg.from_bytes != 0)
+        return fail_at(r, seen.at[0], CCT_EINVAL, "the first segment must have from_bytes 0");
+    if (i > 0 && seg.from_bytes <= m->segments[i - 1].from_bytes)
+        return fail_at(r, seen.at[0], CCT_EINVAL,
+                       "segment %d must start above segment %d (from_bytes %llu)", i + 1, i,
+                       (unsigned long long)m->segments[i - 1].from_bytes);
+    m->segments[m->n_segments++] = seg;
+    return CCT_OK;
+}
 
 static const field model_fields[] = {
     FIELD(cct_model, algo, FT_ALGO, true),
     FIELD(cct_model, proto, FT_PROTO, true),
     INT_FIELD(cct_model, channels, FT_INT, false, 0, CCT_TABLE_MAX_CHANNELS),
     FIELD(cct_model, buffsize, FT_SIZE, false),
+    FIELD(cct_model, ll_buffsize, FT_SIZE, false),
+    FIELD(cct_model, ll128_buffsize, FT_SIZE, false),
     FIELD(cct_model, kind, FT_KIND, true),
     FIELD(cct_model, alpha_us, FT_FLOAT, false),
     FIELD(cct_model, alpha_ci, FT_FLOAT_NONNEG, false),
@@ -734,6 +776,7 @@ static const field model_fields[] = {
     FIELD(cct_model, break_bytes, FT_SIZE, false),
     FIELD(cct_model, alpha2_us, FT_FLOAT, false),
     FIELD(cct_model, beta2_gbps, FT_FLOAT, false),
+    {"segments", FT_SEQ, false, 0, 0, 0, read_segment},
     FIELD(cct_model, r2, FT_FLOAT, false),
     INT_FIELD(cct_model, n_points, FT_INT, false, 0, INT_MAX),
     FIELD(cct_model, poor_fit, FT_BOOL, false),
@@ -744,8 +787,6 @@ static const field penalty_fields[] = {
     INT_FIELD(cct_align_penalty, offset, FT_UINT, true, 0, MAX_OFFSET),
     FIELD(cct_align_penalty, penalty, FT_FLOAT, true),
 };
-
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 static cct_status read_rule(reader *r, const field *f, void *obj)
 {
@@ -761,6 +802,59 @@ static cct_status read_rule(reader *r, const field *f, void *obj)
     return st;
 }
 
+/* The keys a model may have depend on its kind: segmented adds a second line, piecewise
+ * replaces the line fields by segments (and the reader then mirrors them into those fields,
+ * as the fitter does, so a loaded model equals the one that was written). */
+static cct_status check_model_kind(reader *r, cct_model *m, const seen_keys *seen)
+{
+    static const char *const line_keys[] = {"alpha_us", "alpha_ci", "beta_gbps", "beta_ci"};
+    static const char *const second_line_keys[] = {"break_bytes", "alpha2_us", "beta2_gbps"};
+    const field *fs = model_fields;
+    size_t nf = N_OF(model_fields);
+    yaml_mark_t at;
+    bool has_segments = field_seen(seen, fs, nf, "segments", &at);
+    if (m->kind != CCT_MODEL_PIECEWISE && has_segments)
+        return fail_at(r, at, CCT_EINVAL, "'segments' is only valid with kind: piecewise");
+    if (m->kind == CCT_MODEL_LINEAR) {
+        for (size_t i = 0; i < N_OF(second_line_keys); i++)
+            if (field_seen(seen, fs, nf, second_line_keys[i], &at))
+                return fail_at(r, at, CCT_EINVAL, "'%s' is only valid with kind: segmented",
+                               second_line_keys[i]);
+        return CCT_OK;
+    }
+    if (m->kind == CCT_MODEL_SEGMENTED) {
+        if (!field_seen(seen, fs, nf, "break_bytes", &at))
+            return fail_at(r, seen->start, CCT_EINVAL,
+                           "a segmented model is missing the required key 'break_bytes'");
+        return CCT_OK;
+    }
+    for (size_t i = 0; i < N_OF(line_keys); i++)
+        if (field_seen(seen, fs, nf, line_keys[i], &at))
+            return fail_at(r, at, CCT_EINVAL,
+                           "'%s' is not used with kind: piecewise (each segment has its own)",
+                           line_keys[i]);
+    for (size_t i = 0; i < N_OF(second_line_keys); i++)
+        if (field_seen(seen, fs, nf, second_line_keys[i], &at))
+            return fail_at(r, at, CCT_EINVAL,
+                           "'%s' is not used with kind: piecewise (segments say where lines meet)",
+                           second_line_keys[i]);
+    if (!has_segments)
+        return fail_at(r, seen->start, CCT_EINVAL,
+                       "a piecewise model is missing the required key 'segments'");
+    if (m->n_segments < 3)
+        return fail_at(r, at, CCT_EINVAL,
+                       "a piecewise model needs at least 3 segments (use linear or segmented)");
+    const cct_model_segment *first = &m->segments[0], *last = &m->segments[m->n_segments - 1];
+    m->alpha_us = first->alpha_us;
+    m->alpha_ci = first->alpha_ci;
+    m->beta_gbps = first->beta_gbps;
+    m->beta_ci = first->beta_ci;
+    m->break_bytes = m->segments[1].from_bytes;
+    m->alpha2_us = last->alpha_us;
+    m->beta2_gbps = last->beta_gbps;
+    return CCT_OK;
+}
+
 static cct_status read_model(reader *r, const field *f, void *obj)
 {
     (void)f;
@@ -773,18 +867,8 @@ static cct_status read_model(reader *r, const field *f, void *obj)
     cct_status st = read_fields(r, "a model", model_fields, N_OF(model_fields), &m, NULL, &seen);
     if (st != CCT_OK)
         return st;
-    yaml_mark_t at;
-    if (m.kind == CCT_MODEL_SEGMENTED &&
-        !field_seen(&seen, model_fields, N_OF(model_fields), "break_bytes", &at))
-        return fail_at(r, seen.start, CCT_EINVAL,
-                       "a segmented model is missing the required key 'break_bytes'");
-    if (m.kind == CCT_MODEL_LINEAR) {
-        static const char *const segmented_only[] = {"break_bytes", "alpha2_us", "beta2_gbps"};
-        for (size_t i = 0; i < N_OF(segmented_only); i++)
-            if (field_seen(&seen, model_fields, N_OF(model_fields), segmented_only[i], &at))
-                return fail_at(r, at, CCT_EINVAL, "'%s' is only valid with kind: segmented",
-                               segmented_only[i]);
-    }
+    if ((st = check_model_kind(r, &m, &seen)) != CCT_OK)
+        return st;
     if ((st = push_mark(r, &r->items[ITEM_MODEL], seen.start)) != CCT_OK)
         return st;
     if (cct_section_add_model(sec, &m) != CCT_OK)
@@ -821,14 +905,14 @@ static const field section_fields[] = {
 /* Duplicate detection by sorting: tables may hold many sections, and a pairwise scan
  * would let a hostile file cost quadratic time. */
 typedef struct dup_key {
-    uint64_t k[3];
+    uint64_t k[5]; /* unused words stay 0 */
     size_t idx;
 } dup_key;
 
 static int dup_cmp(const void *a, const void *b)
 {
     const dup_key *x = a, *y = b;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 5; i++)
         if (x->k[i] != y->k[i])
             return x->k[i] < y->k[i] ? -1 : 1;
     return x->idx < y->idx ? -1 : (x->idx > y->idx);
@@ -868,16 +952,20 @@ static cct_status check_item_duplicates(reader *r, const cct_section *sec)
     for (size_t i = 0; i < sec->n_models; i++) {
         const cct_model *m = &sec->models[i];
         keys[i] = (dup_key){{(uint64_t)m->algo << 32 | (uint32_t)m->proto,
-                             (uint64_t)(uint32_t)m->channels, m->buffsize},
+                             (uint64_t)(uint32_t)m->channels, m->buffsize, m->ll_buffsize,
+                             m->ll128_buffsize},
                             i};
     }
     if (find_duplicate(keys, sec->n_models, &a, &b)) {
+        const cct_model *m = &sec->models[b];
         yaml_mark_t fm = r->items[ITEM_MODEL].marks[a];
         st = fail_at(r, r->items[ITEM_MODEL].marks[b], CCT_EINVAL,
-                     "a second model for %s/%s channels=%d buffsize=%llu (first at %u:%u)",
-                     cct_algo_name(sec->models[b].algo), cct_proto_name(sec->models[b].proto),
-                     sec->models[b].channels, (unsigned long long)sec->models[b].buffsize,
-                     (unsigned)fm.line + 1, (unsigned)fm.column + 1);
+                     "a second model for %s/%s channels=%d buffsize=%llu ll_buffsize=%llu "
+                     "ll128_buffsize=%llu (first at %u:%u)",
+                     cct_algo_name(m->algo), cct_proto_name(m->proto), m->channels,
+                     (unsigned long long)m->buffsize, (unsigned long long)m->ll_buffsize,
+                     (unsigned long long)m->ll128_buffsize, (unsigned)fm.line + 1,
+                     (unsigned)fm.column + 1);
     }
     for (size_t i = 0; st == CCT_OK && i < sec->n_penalties; i++) {
         const cct_align_penalty *p = &sec->penalties[i];

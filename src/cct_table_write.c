@@ -4,7 +4,7 @@
  * Tables live in git, so the same table must always give the same bytes and a diff must
  * always be a real change.  The writer therefore fixes everything a YAML library would
  * leave open: key order (docs/table-format.md), sections sorted by (collective, ranks,
- * nodes, pipe_ops, reg_buff), models by (algo, proto, channels, buffsize), alignment
+ * nodes, pipe_ops, reg_buff), models by (algo, proto, channels, buffer sizes), alignment
  * entries by (proto, offset), one flow mapping per rule/model line, every string
  * double-quoted, fixed printf formats for floats (printed in the C locale), NaN fields left
  * out.  It is a small hand emitter rather than libyaml's, because the emitter's line
@@ -153,6 +153,15 @@ static void opt_float(FILE *f, const char *key, const char *fmt, double v)
     put_float(f, fmt, v);
 }
 
+/* ", key: value" for an optional size; nothing when it is 0 (unset). */
+static void opt_size(FILE *f, const char *key, uint64_t v)
+{
+    if (v == 0)
+        return;
+    fprintf(f, ", %s: ", key);
+    put_size(f, v);
+}
+
 /* ---- checks that give a better message than the read-back would ---- */
 
 static cct_status need_string(const char *s, const char *what, cct_error *err)
@@ -221,6 +230,12 @@ static cct_status check_writable(const cct_table *t, cct_error *err)
                                 m->r2,       m->alpha2_us, m->beta2_gbps};
             for (size_t k = 0; st == CCT_OK && k < sizeof v / sizeof v[0]; k++)
                 st = need_finite(v[k], "model value", s, err);
+            for (int k = 0; st == CCT_OK && k < m->n_segments && k < CCT_MODEL_MAX_SEGMENTS; k++) {
+                const cct_model_segment *g = &m->segments[k];
+                const double gv[] = {g->alpha_us, g->alpha_ci, g->beta_gbps, g->beta_ci};
+                for (size_t q = 0; st == CCT_OK && q < sizeof gv / sizeof gv[0]; q++)
+                    st = need_finite(gv[q], "model segment value", s, err);
+            }
         }
         for (size_t j = 0; st == CCT_OK && j < s->n_penalties; j++)
             st = need_finite(s->penalties[j].penalty, "alignment penalty", s, err);
@@ -267,6 +282,10 @@ static int cmp_model(const void *a, const void *b)
         c = cmp_int(x->channels, y->channels);
     if (!c)
         c = cmp_u64(x->buffsize, y->buffsize);
+    if (!c)
+        c = cmp_u64(x->ll_buffsize, y->ll_buffsize);
+    if (!c)
+        c = cmp_u64(x->ll128_buffsize, y->ll128_buffsize);
     return c;
 }
 
@@ -311,20 +330,46 @@ static void emit_rule(FILE *f, const cct_rule *r)
     opt_float(f, "predicted_us", FMT_US, r->predicted_us);
     opt_float(f, "margin", FMT_FRAC, r->margin);
     opt_float(f, "margin_default", FMT_FRAC, r->margin_default);
+    opt_size(f, "ref_bytes", r->ref_bytes);
     fputs("}\n", f);
+}
+
+static const char *kind_text(cct_model_kind kind)
+{
+    return kind == CCT_MODEL_SEGMENTED   ? "segmented"
+           : kind == CCT_MODEL_PIECEWISE ? "piecewise"
+                                         : "linear";
 }
 
 static void emit_model(FILE *f, const cct_model *m)
 {
-    bool segmented = m->kind == CCT_MODEL_SEGMENTED;
-    fprintf(f, "        - {algo: %s, proto: %s, channels: %d, buffsize: %llu, kind: %s",
+    fprintf(f, "        - {algo: %s, proto: %s, channels: %d, buffsize: %llu",
             cct_algo_name(m->algo), cct_proto_name(m->proto), m->channels,
-            (unsigned long long)m->buffsize, segmented ? "segmented" : "linear");
-    opt_float(f, "alpha_us", FMT_US, m->alpha_us);
-    opt_float(f, "alpha_ci", FMT_US, m->alpha_ci);
-    opt_float(f, "beta_gbps", FMT_GBPS, m->beta_gbps);
-    opt_float(f, "beta_ci", FMT_GBPS, m->beta_ci);
-    if (segmented) {
+            (unsigned long long)m->buffsize);
+    opt_size(f, "ll_buffsize", m->ll_buffsize);
+    opt_size(f, "ll128_buffsize", m->ll128_buffsize);
+    fprintf(f, ", kind: %s", kind_text(m->kind));
+    if (m->kind == CCT_MODEL_PIECEWISE) {
+        /* the line fields of a piecewise model mirror its segments: written once, here */
+        fputs(", segments: [", f);
+        for (int i = 0; i < m->n_segments; i++) {
+            const cct_model_segment *s = &m->segments[i];
+            fprintf(f, "%s{from_bytes: ", i ? ", " : "");
+            put_size(f, s->from_bytes);
+            opt_float(f, "alpha_us", FMT_US, s->alpha_us);
+            opt_float(f, "alpha_ci", FMT_US, s->alpha_ci);
+            opt_float(f, "beta_gbps", FMT_GBPS, s->beta_gbps);
+            opt_float(f, "beta_ci", FMT_GBPS, s->beta_ci);
+            fputc('}', f);
+        }
+        fputc(']', f);
+    } else {
+        opt_float(f, "alpha_us", FMT_US, m->alpha_us);
+        opt_float(f, "alpha_ci", FMT_US, m->alpha_ci);
+        opt_float(f, "beta_gbps", FMT_GBPS, m->beta_gbps);
+        opt_float(f, "beta_ci", FMT_GBPS, m->beta_ci);
+    }
+    if (m->kind == CCT_MODEL_SEGMENTED) {
         fputs(", break_bytes: ", f);
         put_size(f, m->break_bytes);
         opt_float(f, "alpha2_us", FMT_US, m->alpha2_us);

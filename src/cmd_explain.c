@@ -122,7 +122,7 @@ static void print_section(const cct_section *s)
         size_t poor = 0;
         for (size_t i = 0; i < s->n_models; i++)
             poor += s->models[i].poor_fit;
-        printf("  (%zu fitted model%s behind these rules, %zu flagged as poor fits)\n", s->n_models,
+        printf("  (%zu fitted model%s behind these rules, %zu flagged poor_fit)\n", s->n_models,
                s->n_models == 1 ? "" : "s", poor);
     }
 }

@@ -109,14 +109,16 @@ static void test_full_table_every_field(void **state)
     assert_true(r->predicted_us == 89.0);
     assert_true(r->margin == 0.33);
     assert_true(r->margin_default == 0.33);
+    assert_int_equal(r->ref_bytes, 4096);
     r = &ar->rules[1];
+    assert_int_equal(r->ref_bytes, 0);
     assert_int_equal(r->proto, CCT_PROTO_SIMPLE);
     assert_int_equal(r->chunk_bytes, 131072);
     r = &ar->rules[2];
     assert_int_equal(r->max_bytes, CCT_BYTES_INF);
     assert_true(isnan(r->predicted_us) && isnan(r->margin) && isnan(r->margin_default));
 
-    assert_int_equal(ar->n_models, 2);
+    assert_int_equal(ar->n_models, 4);
     const cct_model *m = &ar->models[0];
     assert_int_equal(m->algo, CCT_ALGO_TREE);
     assert_int_equal(m->kind, CCT_MODEL_LINEAR);
@@ -126,7 +128,27 @@ static void test_full_table_every_field(void **state)
     assert_int_equal(m->n_points, 19);
     assert_false(m->poor_fit);
     assert_true(isnan(m->alpha2_us));
+    assert_int_equal(m->n_segments, 0);
     m = &ar->models[1];
+    assert_int_equal(m->ll_buffsize, 0);
+    assert_true(isnan(m->alpha_ci) && isnan(m->r2));
+    m = &ar->models[2];
+    assert_int_equal(m->kind, CCT_MODEL_PIECEWISE);
+    assert_int_equal(m->ll_buffsize, 1048576);
+    assert_int_equal(m->ll128_buffsize, 4194304);
+    assert_int_equal(m->n_segments, 3);
+    assert_int_equal(m->segments[0].from_bytes, 0);
+    assert_true(m->segments[0].alpha_us == 20.0 && m->segments[0].alpha_ci == 0.5);
+    assert_true(isnan(m->segments[0].beta_gbps)); /* flat */
+    assert_int_equal(m->segments[1].from_bytes, 16384);
+    assert_true(m->segments[1].beta_gbps == 1.5 && m->segments[1].beta_ci == 0.05);
+    assert_true(isnan(m->segments[1].alpha_ci));
+    assert_int_equal(m->segments[2].from_bytes, 262144);
+    /* the line fields mirror the segments, as the fitter leaves them */
+    assert_true(m->alpha_us == 20.0 && m->alpha_ci == 0.5 && isnan(m->beta_gbps));
+    assert_int_equal(m->break_bytes, 16384);
+    assert_true(m->alpha2_us == 80.0 && m->beta2_gbps == 2.75);
+    m = &ar->models[3];
     assert_int_equal(m->kind, CCT_MODEL_SEGMENTED);
     assert_int_equal(m->buffsize, 8388608);
     assert_int_equal(m->break_bytes, 1048576);

@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "cct_model.h"
 #include "cct_table.h"
 
 static char *data_path(const char *rel)
@@ -145,6 +146,26 @@ static cct_model model(int algo, int proto, int channels, uint64_t buffsize)
     return m;
 }
 
+/* A three-line model as the fitter leaves it: segments[] plus the mirrored line fields.
+ * Values are exact at the written precision, so a round trip must give them back as is. */
+static void make_piecewise(cct_model *m)
+{
+    static const cct_model_segment segs[3] = {
+        {0, 20.0, 0.5, NAN, NAN}, {16384, 25.0, NAN, 1.5, 0.0625}, {262144, 80.0, 4.0, 2.75, NAN}};
+    m->kind = CCT_MODEL_PIECEWISE;
+    m->n_segments = 3;
+    memcpy(m->segments, segs, sizeof segs);
+    m->alpha_us = segs[0].alpha_us;
+    m->alpha_ci = segs[0].alpha_ci;
+    m->beta_gbps = segs[0].beta_gbps;
+    m->beta_ci = segs[0].beta_ci;
+    m->break_bytes = segs[1].from_bytes;
+    m->alpha2_us = segs[2].alpha_us;
+    m->beta2_gbps = segs[2].beta_gbps;
+    m->r2 = 0.99;
+    m->n_points = 30;
+}
+
 static void add_big_section(cct_table *t, bool reversed)
 {
     cct_section *s = cct_table_add_section(t, CCT_COLL_ALLREDUCE, 4, 4);
@@ -153,6 +174,7 @@ static void add_big_section(cct_table *t, bool reversed)
     r.predicted_us = 89.0;
     r.margin = 0.33;
     r.margin_default = 0.25;
+    r.ref_bytes = 2048;
     assert_int_equal(cct_section_add_rule(s, &r), CCT_OK);
     r = rule(4096, 65536, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 0);
     r.predicted_us = 190.25;
@@ -163,18 +185,23 @@ static void add_big_section(cct_table *t, bool reversed)
     r.chunk_bytes = 131072;
     assert_int_equal(cct_section_add_rule(s, &r), CCT_OK);
 
-    cct_model models[3] = {model(CCT_ALGO_TREE, CCT_PROTO_LL, 2, 0),
-                           model(CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, 0),
-                           model(CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, 8388608)};
+    cct_model models[5] = {
+        model(CCT_ALGO_TREE, CCT_PROTO_LL, 2, 0), model(CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, 0),
+        model(CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, 8388608),
+        model(CCT_ALGO_RING, CCT_PROTO_LL, 0, 0), model(CCT_ALGO_RING, CCT_PROTO_LL, 0, 0)};
     models[1].kind = CCT_MODEL_SEGMENTED;
     models[1].break_bytes = 1048576;
     models[1].alpha2_us = 150.0;
     models[1].beta2_gbps = 4.0;
     models[1].poor_fit = true;
     models[2].alpha_ci = NAN; /* unknown: left out */
+    /* differs from models[4] only by NCCL_LL_BUFFSIZE: a distinct configuration */
+    make_piecewise(&models[3]);
+    models[3].ll_buffsize = 1048576;
+    models[3].ll128_buffsize = 2097152;
     cct_align_penalty pens[2] = {{CCT_PROTO_LL, 4, 0.03}, {CCT_PROTO_SIMPLE, 4, 0.01}};
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(cct_section_add_model(s, &models[reversed ? 2 - i : i]), CCT_OK);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(cct_section_add_model(s, &models[reversed ? 4 - i : i]), CCT_OK);
     for (int i = 0; i < 2; i++)
         assert_int_equal(cct_section_add_penalty(s, &pens[reversed ? 1 - i : i]), CCT_OK);
 }
@@ -381,7 +408,7 @@ static void test_float_formats(void **state)
     char *text = write_text(&t, &len);
     assert_non_null(strstr(text, "{min_bytes: 0, max_bytes: 4096, algo: tree, proto: ll, "
                                  "channels: 2, predicted_us: 18.500, margin: 0.0000, "
-                                 "margin_default: 0.3333}\n"));
+                                 "margin_default: 0.3333, ref_bytes: 2048}\n"));
     /* NaN fields are left out, not written as .nan */
     assert_non_null(strstr(text, "{min_bytes: 65536, max_bytes: inf, algo: ring, proto: simple, "
                                  "channels: 0, chunk_bytes: 131072}\n"));
@@ -520,6 +547,75 @@ static void test_save_atomic(void **state)
     cct_table_destroy(&t);
 }
 
+static bool same_double(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || a == b;
+}
+
+/* A fitter-made piecewise model comes back field for field; linear and segmented ones come
+ * back without segments[] but predict the same times (cct_model_predict). */
+static void test_models_round_trip(void **state)
+{
+    (void)state;
+    cct_table t;
+    build_small(&t, false);
+    cct_section *s = &t.sections[1];
+    assert_int_equal(s->n_models, 5);
+    /* the fitter fills segments[] for every kind; only piecewise needs them in the file */
+    cct_model *seg = &s->models[1];
+    seg->n_segments = 2;
+    seg->segments[0] =
+        (cct_model_segment){0, seg->alpha_us, seg->alpha_ci, seg->beta_gbps, seg->beta_ci};
+    seg->segments[1] =
+        (cct_model_segment){seg->break_bytes, seg->alpha2_us, NAN, seg->beta2_gbps, NAN};
+    size_t len;
+    char *text = write_text(&t, &len);
+    cct_table back;
+    cct_error err;
+    if (cct_table_load_buffer(text, len, "back", &back, &err) != CCT_OK)
+        fail_msg("%s", err.msg);
+    const cct_section *b = cct_table_find_section(&back, CCT_COLL_ALLREDUCE, 4, 4, 1, 0);
+    assert_non_null(b);
+    assert_int_equal(b->n_models, 5);
+    for (size_t i = 0; i < s->n_models; i++) {
+        const cct_model *m = &s->models[i];
+        const cct_model *r = NULL;
+        for (size_t j = 0; j < b->n_models; j++)
+            if (b->models[j].algo == m->algo && b->models[j].proto == m->proto &&
+                b->models[j].buffsize == m->buffsize &&
+                b->models[j].ll_buffsize == m->ll_buffsize && b->models[j].kind == m->kind)
+                r = &b->models[j];
+        assert_non_null(r);
+        assert_int_equal(r->ll128_buffsize, m->ll128_buffsize);
+        assert_int_equal(r->n_points, m->n_points);
+        assert_true(same_double(r->r2, m->r2));
+        for (uint64_t bytes = 1; bytes < ((uint64_t)1 << 32); bytes *= 4)
+            if (!same_double(cct_model_predict(r, bytes), cct_model_predict(m, bytes)))
+                fail_msg("model %zu at %llu bytes: %g after the round trip, %g before", i,
+                         (unsigned long long)bytes, cct_model_predict(r, bytes),
+                         cct_model_predict(m, bytes));
+        if (m->kind == CCT_MODEL_PIECEWISE) {
+            assert_int_equal(r->n_segments, m->n_segments);
+            for (int k = 0; k < m->n_segments; k++) {
+                assert_int_equal(r->segments[k].from_bytes, m->segments[k].from_bytes);
+                assert_true(same_double(r->segments[k].alpha_us, m->segments[k].alpha_us));
+                assert_true(same_double(r->segments[k].alpha_ci, m->segments[k].alpha_ci));
+                assert_true(same_double(r->segments[k].beta_gbps, m->segments[k].beta_gbps));
+                assert_true(same_double(r->segments[k].beta_ci, m->segments[k].beta_ci));
+            }
+            assert_true(same_double(r->alpha_us, m->alpha_us));
+            assert_true(same_double(r->beta_gbps, m->beta_gbps));
+            assert_int_equal(r->break_bytes, m->break_bytes);
+            assert_true(same_double(r->alpha2_us, m->alpha2_us));
+            assert_true(same_double(r->beta2_gbps, m->beta2_gbps));
+        }
+    }
+    assert_int_equal(b->rules[0].ref_bytes, 2048);
+    free(text);
+    cct_table_destroy(&back);
+    cct_table_destroy(&t);
+}
+
 static void test_ranks_per_gpu_zero_written_as_default(void **state)
 {
     (void)state;
@@ -545,6 +641,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_write_error_reported),
         cmocka_unit_test(test_save_atomic),
+        cmocka_unit_test(test_models_round_trip),
         cmocka_unit_test(test_ranks_per_gpu_zero_written_as_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

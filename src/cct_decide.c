@@ -1,0 +1,506 @@
+/*
+ * cct_decide.c - the size bands of one section: who wins where, and where the bands meet.
+ *
+ * The evaluation grid is every size at which some candidate was measured.  At each size
+ * each candidate's time is its measured median there, else its model's prediction inside
+ * its measured range (never extrapolated); configurations within `tie` of the fastest tie,
+ * and the tie goes to fewer channels, then the protocol least hurt by misalignment, then
+ * NCCL's own choice at that size (from the baseline points), then the faster, then the
+ * configuration order.  Equal neighbours form bands.  Bands resting on fewer than
+ * min_band_sizes measured sizes, and interior bands spanning less than min_band_factor
+ * (max/min; edge bands are open-ended), are handed to the neighbour that loses least over
+ * them, the narrowest first, until none is left.  A boundary
+ * lies where the two neighbours' models cross between the last size of one band and the
+ * first of the next (Brent on log size); where they do not cross there, at the geometric
+ * middle.  docs/fitting.md, "Decisions", gives the reasons.
+ */
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_roots.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cct_decide_internal.h"
+
+/* ---- crossover ---- */
+
+typedef struct cross_fn {
+    const cct_model *a, *b;
+    double fa, fb;
+} cross_fn;
+
+static double cross_diff(uint64_t bytes, const cross_fn *f)
+{
+    return f->fa * cct_model_predict(f->a, bytes) - f->fb * cct_model_predict(f->b, bytes);
+}
+
+static double cross_gsl(double x, void *param)
+{
+    return cross_diff((uint64_t)llround(exp(x)), param);
+}
+
+bool cct_decide_crossover(const cct_model *a, double factor_a, const cct_model *b, double factor_b,
+                          uint64_t lo, uint64_t hi, double *at)
+{
+    if (!(hi > lo))
+        return false;
+    cross_fn f = {a, b, factor_a, factor_b};
+    uint64_t l = lo ? lo : 1; /* log scale: size 0 behaves as size 1 */
+    if (l >= hi)
+        return false;
+    double dl = cross_diff(l, &f), dh = cross_diff(hi, &f);
+    if (isnan(dl) || isnan(dh) || dl == 0.0 || dh == 0.0 || (dl < 0) == (dh < 0))
+        return false;
+    gsl_function fn = {cross_gsl, &f};
+    gsl_root_fsolver *s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
+    if (!s)
+        return false;
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    double xl = log((double)l), xh = log((double)hi), root = 0.5 * (xl + xh);
+    bool ok = gsl_root_fsolver_set(s, &fn, xl, xh) == GSL_SUCCESS;
+    for (int it = 0; ok && it < 200; it++) {
+        if (gsl_root_fsolver_iterate(s) != GSL_SUCCESS) {
+            ok = false;
+            break;
+        }
+        root = gsl_root_fsolver_root(s);
+        double x0 = gsl_root_fsolver_x_lower(s), x1 = gsl_root_fsolver_x_upper(s);
+        /* a byte apart is as close as sizes get */
+        if (exp(x1) - exp(x0) < 0.5 || gsl_root_test_interval(x0, x1, 0, 1e-12) == GSL_SUCCESS)
+            break;
+    }
+    gsl_set_error_handler(old);
+    gsl_root_fsolver_free(s);
+    if (ok)
+        *at = exp(root);
+    return ok;
+}
+
+/* ---- ranking at one size ---- */
+
+typedef struct ctx {
+    const cct_dsec *sec;
+    const cct_decide_options *opt;
+    size_t *cand; /* indices into sec->conf */
+    size_t n_cand;
+    const cct_dconf *base; /* the baseline with the chosen buffers, or NULL */
+    uint64_t *grid;
+    size_t n_grid;
+} ctx;
+
+static int channel_rank(int channels)
+{
+    return channels == 0 ? CCT_TABLE_MAX_CHANNELS : channels; /* 0: as many as NCCL likes */
+}
+
+static double align_rank(const cct_dsec *sec, int proto)
+{
+    double p;
+    return cct_dsec_worst_penalty(sec, proto, &p) ? p : INFINITY; /* unmeasured: last */
+}
+
+/* NCCL's own (algo, proto) at the baseline size nearest to bytes (in log size) among the
+ * baseline points that recorded it; false when none did. */
+static bool default_choice(const ctx *x, uint64_t bytes, int *algo, int *proto)
+{
+    const cct_dconf *b = x->base;
+    if (!b)
+        return false;
+    double best = INFINITY;
+    double lb = log((double)(bytes ? bytes : 1));
+    for (size_t i = 0; i < b->n; i++) {
+        const cct_point *p = b->pts[i];
+        if (p->nccl_algo < 0 || p->nccl_proto < 0)
+            continue;
+        double d = fabs(log((double)(p->bytes ? p->bytes : 1)) - lb);
+        if (d < best) { /* strict: the smaller size wins a tie */
+            best = d;
+            *algo = p->nccl_algo;
+            *proto = p->nccl_proto;
+        }
+    }
+    return isfinite(best);
+}
+
+/* Negative when configuration i is preferred over k at bytes (both tied). */
+static int prefer(const ctx *x, size_t i, size_t k, double ti, double tk, uint64_t bytes)
+{
+    const cct_dconf *a = &x->sec->conf[i], *b = &x->sec->conf[k];
+    int ca = channel_rank(a->cfg.channels), cb = channel_rank(b->cfg.channels);
+    if (ca != cb)
+        return ca < cb ? -1 : 1;
+    double pa = align_rank(x->sec, a->cfg.proto), pb = align_rank(x->sec, b->cfg.proto);
+    if (pa != pb)
+        return pa < pb ? -1 : 1;
+    int da, dp;
+    if (default_choice(x, bytes, &da, &dp)) {
+        bool ma = a->cfg.algo == da && a->cfg.proto == dp;
+        bool mb = b->cfg.algo == da && b->cfg.proto == dp;
+        if (ma != mb)
+            return ma ? -1 : 1;
+    }
+    if (ti != tk)
+        return ti < tk ? -1 : 1;
+    return i < k ? -1 : i > k;
+}
+
+/* The configuration chosen at bytes (an index into sec->conf). */
+static size_t pick(const ctx *x, uint64_t bytes)
+{
+    double best = INFINITY;
+    for (size_t q = 0; q < x->n_cand; q++) {
+        double t = cct_dconf_time(&x->sec->conf[x->cand[q]], bytes);
+        if (t < best)
+            best = t;
+    }
+    size_t win = SIZE_MAX;
+    double tw = NAN;
+    for (size_t q = 0; q < x->n_cand; q++) {
+        size_t i = x->cand[q];
+        double t = cct_dconf_time(&x->sec->conf[i], bytes);
+        if (!(t <= best * (1.0 + x->opt->tie)))
+            continue;
+        if (win == SIZE_MAX || prefer(x, i, win, t, tw, bytes) < 0) {
+            win = i;
+            tw = t;
+        }
+    }
+    return win;
+}
+
+/* ---- bands ---- */
+
+typedef struct band {
+    size_t i0, i1; /* grid indices, inclusive */
+    size_t conf;
+    uint64_t lo, hi; /* [lo, hi): hi CCT_BYTES_INF for the last */
+} band;
+
+static uint64_t boundary(const ctx *x, const band *l, const band *r)
+{
+    uint64_t xa = x->grid[l->i1], xb = x->grid[r->i0];
+    const cct_dconf *a = &x->sec->conf[l->conf], *b = &x->sec->conf[r->conf];
+    double at;
+    if (a->fitted && b->fitted &&
+        cct_decide_crossover(&a->model, a->factor, &b->model, b->factor, xa, xb, &at)) {
+        double c = ceil(at);
+        uint64_t u = c >= (double)xb ? xb : (uint64_t)c;
+        return u <= xa ? xa + 1 : u;
+    }
+    double mid = xa == 0 ? (double)xb / 2.0 : sqrt((double)xa * (double)xb);
+    uint64_t u = (uint64_t)llround(mid);
+    if (u <= xa)
+        u = xa + 1;
+    return u > xb ? xb : u;
+}
+
+/* Runs of equal winners, with their boundaries.  Returns the number of bands. */
+static size_t make_bands(const ctx *x, const size_t *win, band *bands)
+{
+    size_t nb = 0;
+    for (size_t i = 0; i < x->n_grid; i++) {
+        if (nb && bands[nb - 1].conf == win[i]) {
+            bands[nb - 1].i1 = i;
+            continue;
+        }
+        bands[nb++] = (band){i, i, win[i], 0, CCT_BYTES_INF};
+    }
+    for (size_t k = 1; k < nb; k++) {
+        uint64_t u = boundary(x, &bands[k - 1], &bands[k]);
+        bands[k - 1].hi = u;
+        bands[k].lo = u;
+    }
+    return nb;
+}
+
+/* Worst slowdown over band b's sizes if configuration c took them; INFINITY when c has
+ * no time at one of them. */
+static double takeover_cost(const ctx *x, const band *b, size_t c)
+{
+    double worst = 0.0;
+    for (size_t i = b->i0; i <= b->i1; i++) {
+        double tc = cct_dconf_time(&x->sec->conf[c], x->grid[i]);
+        double tw = cct_dconf_time(&x->sec->conf[b->conf], x->grid[i]);
+        if (isnan(tc))
+            return INFINITY;
+        if (tc / tw > worst)
+            worst = tc / tw;
+    }
+    return worst;
+}
+
+/* How far band k falls short of the minimum width: 0 when wide enough, else larger for
+ * narrower bands (fewer measured sizes first, then the smaller span).  Edge bands are
+ * open-ended: only the count of sizes applies to them. */
+static double shortfall(const ctx *x, const band *bands, size_t nb, size_t k)
+{
+    const band *b = &bands[k];
+    bool edge = k == 0 || k + 1 == nb;
+    double span = edge ? INFINITY : (double)b->hi / (double)b->lo;
+    size_t sizes = b->i1 - b->i0 + 1;
+    bool few = x->opt->min_band_sizes > 1 && sizes < (size_t)x->opt->min_band_sizes;
+    bool thin = x->opt->min_band_factor > 1.0 && span < x->opt->min_band_factor;
+    if (!few && !thin)
+        return 0.0;
+    return (double)(few ? x->opt->min_band_sizes - (int)sizes : 0) + 1.0 / span;
+}
+
+/* Absorb too-narrow bands; returns the final number of bands. */
+static size_t settle_bands(const ctx *x, size_t *win, bool *kept, band *bands)
+{
+    for (;;) {
+        size_t nb = make_bands(x, win, bands);
+        if (nb < 2)
+            return nb;
+        size_t worst = SIZE_MAX;
+        double most = 0.0;
+        for (size_t k = 0; k < nb; k++) {
+            double f = kept[bands[k].i0] ? 0.0 : shortfall(x, bands, nb, k);
+            if (f > most) {
+                most = f;
+                worst = k;
+            }
+        }
+        if (worst == SIZE_MAX)
+            return nb;
+        const band *b = &bands[worst];
+        double cl = worst > 0 ? takeover_cost(x, b, bands[worst - 1].conf) : INFINITY;
+        double cr = worst + 1 < nb ? takeover_cost(x, b, bands[worst + 1].conf) : INFINITY;
+        if (isinf(cl) && isinf(cr)) {
+            for (size_t i = b->i0; i <= b->i1; i++)
+                kept[i] = true; /* nobody else can serve it: it stays */
+            continue;
+        }
+        size_t to = cl <= cr ? bands[worst - 1].conf : bands[worst + 1].conf;
+        for (size_t i = b->i0; i <= b->i1; i++)
+            win[i] = to;
+    }
+}
+
+/* ---- rules ---- */
+
+static double default_time(const ctx *x, uint64_t bytes)
+{
+    if (!x->base)
+        return NAN;
+    double t = cct_dconf_time(x->base, bytes);
+    int da, dp;
+    double pen;
+    if (x->opt->worst_case_align && default_choice(x, bytes, &da, &dp) &&
+        cct_dsec_worst_penalty(x->sec, dp, &pen))
+        t *= 1.0 + pen;
+    return t;
+}
+
+static cct_rule make_rule(const ctx *x, const band *b)
+{
+    const cct_dconf *c = &x->sec->conf[b->conf];
+    cct_rule r = cct_rule_blank();
+    r.min_bytes = b->lo;
+    r.max_bytes = b->hi;
+    r.algo = c->cfg.algo;
+    r.proto = c->cfg.proto;
+    r.channels = c->cfg.channels;
+    /* the grid size nearest the geometric middle of the band's measured sizes */
+    double g0 = (double)(x->grid[b->i0] ? x->grid[b->i0] : 1), g1 = (double)x->grid[b->i1];
+    double centre = 0.5 * (log(g0) + log(g1 > g0 ? g1 : g0));
+    size_t ref = b->i0;
+    double best = INFINITY;
+    for (size_t i = b->i0; i <= b->i1; i++) {
+        double d = fabs(log((double)(x->grid[i] ? x->grid[i] : 1)) - centre);
+        if (d < best) {
+            best = d;
+            ref = i;
+        }
+    }
+    uint64_t at = x->grid[ref];
+    r.ref_bytes = at;
+    r.predicted_us = cct_dconf_time(c, at);
+    double runner = INFINITY;
+    for (size_t q = 0; q < x->n_cand; q++) {
+        if (x->cand[q] == b->conf)
+            continue;
+        double t = cct_dconf_time(&x->sec->conf[x->cand[q]], at);
+        if (t < runner)
+            runner = t;
+    }
+    if (isfinite(runner))
+        r.margin = runner / r.predicted_us - 1.0;
+    double td = default_time(x, at);
+    if (!isnan(td))
+        r.margin_default = td / r.predicted_us - 1.0;
+    return r;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void section_free(cct_section *s)
+{
+    free(s->rules);
+    free(s->models);
+    free(s->penalties);
+    s->rules = NULL;
+    s->models = NULL;
+    s->penalties = NULL;
+    s->n_rules = s->n_models = s->n_penalties = 0;
+}
+
+static cct_status fill_section(const ctx *x, const band *bands, size_t nb, cct_section *out)
+{
+    for (size_t k = 0; k < nb; k++) {
+        cct_rule r = make_rule(x, &bands[k]);
+        if (cct_section_add_rule(out, &r) != CCT_OK)
+            return CCT_ENOMEM;
+    }
+    for (size_t i = 0; i < x->sec->n_conf; i++) {
+        const cct_dconf *c = &x->sec->conf[i];
+        if (c->fitted && !c->excluded && !c->baseline &&
+            cct_section_add_model(out, &c->model) != CCT_OK)
+            return CCT_ENOMEM;
+    }
+    for (size_t i = 0; i < x->sec->n_pen; i++)
+        if (cct_section_add_penalty(out, &x->sec->pen[i]) != CCT_OK)
+            return CCT_ENOMEM;
+    return CCT_OK;
+}
+
+cct_status cct_dsec_decide(const cct_dsec *sec, const cct_decide_options *opt, const cct_buffers *b,
+                           cct_section *out, cct_error *err)
+{
+    ctx x = {.sec = sec, .opt = opt};
+    x.cand = malloc(sizeof *x.cand * (sec->n_conf ? sec->n_conf : 1));
+    x.grid = malloc(sizeof *x.grid * (sec->n ? sec->n : 1));
+    size_t *win = malloc(sizeof *win * (sec->n ? sec->n : 1));
+    bool *kept = calloc(sec->n ? sec->n : 1, sizeof *kept);
+    band *bands = malloc(sizeof *bands * (sec->n ? sec->n : 1));
+    cct_status st = CCT_OK;
+    if (!x.cand || !x.grid || !win || !kept || !bands) {
+        st = cct_error_set(err, CCT_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < sec->n_conf; i++) {
+        const cct_dconf *c = &sec->conf[i];
+        if (!cct_dconf_uses(c, b) || c->excluded || c->n == 0)
+            continue;
+        if (c->baseline) {
+            if (!x.base)
+                x.base = c;
+            continue;
+        }
+        x.cand[x.n_cand++] = i;
+        for (size_t p = 0; p < c->n; p++)
+            x.grid[x.n_grid++] = c->pts[p]->bytes;
+    }
+    if (x.n_cand == 0) {
+        char key[128];
+        cct_section tmp = {.coll = sec->coll,
+                           .ranks = sec->ranks,
+                           .nodes = sec->nodes,
+                           .pipe_ops = CCT_ANY,
+                           .reg_buff = CCT_ANY};
+        st = cct_error_set(err, CCT_EINVAL,
+                           "%s: no usable configuration (buffsize %llu, ll %llu, ll128 %llu): "
+                           "each is excluded (corrupt, hung or failed points, or LL128 where "
+                           "forbidden), unmeasured, or a baseline",
+                           cct_section_describe(&tmp, key, sizeof key),
+                           (unsigned long long)b->buffsize, (unsigned long long)b->ll_buffsize,
+                           (unsigned long long)b->ll128_buffsize);
+        goto done;
+    }
+    qsort(x.grid, x.n_grid, sizeof *x.grid, cmp_u64);
+    size_t ng = 0;
+    for (size_t i = 0; i < x.n_grid; i++)
+        if (ng == 0 || x.grid[i] != x.grid[ng - 1])
+            x.grid[ng++] = x.grid[i];
+    x.n_grid = ng;
+    for (size_t i = 0; i < x.n_grid; i++)
+        win[i] = pick(&x, x.grid[i]);
+    size_t nb = settle_bands(&x, win, kept, bands);
+    if (fill_section(&x, bands, nb, out) != CCT_OK) {
+        section_free(out);
+        st = cct_error_set(err, CCT_ENOMEM, "out of memory");
+    }
+done:
+    free(x.cand);
+    free(x.grid);
+    free(win);
+    free(kept);
+    free(bands);
+    return st;
+}
+
+/* The buffers with which the most sizes can be served, then the smallest loss, then the
+ * first in sorted order (NCCL's defaults, 0, sort first). */
+static cct_status choose_buffers(const cct_dsec *sec, cct_buffers *out, cct_error *err)
+{
+    cct_buffers *b;
+    size_t nb;
+    cct_status st = cct_dsec_buffers(sec, &b, &nb, err);
+    if (st != CCT_OK)
+        return st;
+    size_t best_cov = 0;
+    double best_loss = INFINITY;
+    *out = (cct_buffers){0, 0, 0};
+    for (size_t i = 0; i < nb; i++) {
+        double loss = 0;
+        size_t cov = 0;
+        cct_dsec_score_buffers(sec, &b[i], &loss, &cov);
+        if (cov > best_cov || (cov == best_cov && loss < best_loss)) {
+            best_cov = cov;
+            best_loss = loss;
+            *out = b[i];
+        }
+    }
+    free(b);
+    return CCT_OK;
+}
+
+cct_status cct_dsec_build(const cct_dsec *sec, const cct_decide_options *opt, const cct_buffers *b,
+                          cct_table *table, cct_error *err)
+{
+    cct_section s;
+    memset(&s, 0, sizeof s);
+    s.coll = sec->coll;
+    s.ranks = sec->ranks;
+    s.nodes = sec->nodes;
+    s.pipe_ops = CCT_ANY;
+    s.reg_buff = CCT_ANY;
+    cct_status st = cct_dsec_decide(sec, opt, b, &s, err);
+    if (st == CCT_OK)
+        st = cct_table_check_section(&s, err);
+    if (st == CCT_OK) {
+        cct_section *dst = cct_table_add_section(table, s.coll, s.ranks, s.nodes);
+        if (!dst)
+            st = cct_error_set(err, CCT_ENOMEM, "out of memory");
+        else
+            *dst = s;
+    }
+    if (st != CCT_OK)
+        section_free(&s);
+    return st;
+}
+
+cct_status cct_build_section(const cct_point *points, size_t n, const cct_decide_options *opt,
+                             cct_table *table, cct_error *err)
+{
+    cct_decide_options def;
+    if (!opt) {
+        cct_decide_options_default(&def);
+        opt = &def;
+    }
+    cct_dsec sec;
+    cct_status st = cct_dsec_prepare(points, n, opt, &sec, err);
+    if (st != CCT_OK)
+        return st;
+    cct_buffers b = {opt->buffsize, opt->ll_buffsize, opt->ll128_buffsize};
+    if (opt->auto_buffers)
+        st = choose_buffers(&sec, &b, err);
+    if (st == CCT_OK)
+        st = cct_dsec_build(&sec, opt, &b, table, err);
+    cct_dsec_free(&sec);
+    return st;
+}

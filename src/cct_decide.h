@@ -1,0 +1,67 @@
+/*
+ * cct_decide.h - from measured points to a table's decisions: per collective and topology,
+ * the best configuration for each band of message sizes.
+ *
+ * Inputs are measured points of many configurations (algorithm, protocol, channels, buffer
+ * sizes, alignment) over sizes, plus the baseline (algo = CCT_DEFAULT: NCCL's own choice).
+ * Each configuration gets a model (cct_fit.h); at every measured size the configurations
+ * are ranked by measured time where measured, by their model where not; near-ties are
+ * broken by a fixed preference; bands are merged, too-narrow bands absorbed, and the
+ * boundaries placed where the fitted curves cross.  docs/fitting.md ("Decisions") gives
+ * every rule and the reasons.  Same points in any order -> the same section, bit for bit.
+ *
+ * Ownership: the builders append to a caller-owned cct_table (cct_table_init/destroy);
+ * inputs are only read.  Links GSL: part of the cct_fit library, not the core.
+ */
+#ifndef CCT_DECIDE_H
+#define CCT_DECIDE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cct_error.h"
+#include "cct_fit.h"
+#include "cct_measure.h"
+#include "cct_table.h"
+
+typedef struct cct_decide_options {
+    double tie;             /* configurations within this fraction of the fastest tie (0.05) */
+    double min_band_factor; /* an interior band must span max/min >= this (2.0); <= 1: off */
+    int min_band_sizes;     /* every band must rest on this many measured sizes (2); <=1: off */
+    bool ll128_allowed;     /* false: every LL128 configuration is excluded (default false) */
+    bool worst_case_align;  /* rank by time at the protocol's worst measured misalignment */
+    int dtype;              /* CCT_DTYPE_*; -1: the one data type the points have (default) */
+    bool auto_buffers;      /* choose the buffer sizes (default); else use the three below */
+    uint64_t buffsize, ll_buffsize, ll128_buffsize; /* NCCL_*BUFFSIZE of the rules; 0: default */
+    cct_fit_options fit;
+} cct_decide_options;
+
+void cct_decide_options_default(cct_decide_options *opt);
+
+/* Decide one section from points that all share (coll, ranks, nodes) (else CCT_EINVAL) and
+ * append it to table.  Points with status CORRUPT, HANG or ERROR exclude their whole
+ * configuration (every size and alignment); UNSUPPORTED points are ignored.  With
+ * auto_buffers, the buffer sizes whose configurations are fastest here are used (see
+ * cct_build_table for one choice across sections).  The section gets rules covering
+ * [0, inf), a model for every configuration that has >= 2 aligned sizes (sorted), and the
+ * alignment penalties; it passes cct_table_check_section before it is appended.  On error
+ * the table is unchanged.  opt NULL: defaults. */
+cct_status cct_build_section(const cct_point *points, size_t n, const cct_decide_options *opt,
+                             cct_table *table, cct_error *err);
+
+/* Group points by (coll, ranks, nodes), choose one set of buffer sizes for the whole table
+ * (they are process-wide environment variables) when auto_buffers, record non-default
+ * ones in recommended_env, build every section (sorted by coll, ranks, nodes) and run
+ * cct_table_check.  table must be freshly initialised or hold only provenance/fingerprint
+ * (which the caller fills); on error the sections added so far are removed. */
+cct_status cct_build_table(const cct_point *points, size_t n, const cct_decide_options *opt,
+                           cct_table *table, cct_error *err);
+
+/* Where model a stops being slower or faster than model b between sizes lo < hi: the
+ * root of predict(a) - predict(b), found by Brent's method on log size.  Returns false
+ * (and leaves *at) when the difference does not change sign over [lo, hi]. */
+bool cct_decide_crossover(const cct_model *a, double factor_a, const cct_model *b, double factor_b,
+                          uint64_t lo, uint64_t hi, double *at);
+
+#endif

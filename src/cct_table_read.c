@@ -1,19 +1,16 @@
 /*
  * cct_table_read.c - the strict YAML table loader (cct_table_load_file / _buffer).
  *
- * libyaml's event parser feeds a recursive-descent reader that follows the schema in
- * docs/table-format.md: a descriptor list per kind of mapping (root, provenance, rule,
- * model, ...) says which keys exist, their types and which are required.  The reader only
- * descends where the schema has a mapping or a sequence and stops at the first node it did
- * not expect, so its recursion depth is the schema's (eight levels) whatever the input, and no
- * document tree is ever built.  Aliases and anchors are refused outright, so a hostile
- * table cannot make anything expand.
+ * libyaml's event parser feeds a recursive-descent reader driven by one descriptor list per
+ * kind of mapping (root, provenance, rule, model, ...): which keys exist, their types, which
+ * are required.  It descends only where the schema has a mapping or sequence and stops at
+ * the first node it did not expect, so recursion depth is the schema's (eight levels)
+ * whatever the input, and no document tree is built.  Anchors and aliases are refused, so a
+ * hostile table cannot make anything expand.
  *
- * Every error names FILE:LINE:COLUMN (1-based) of the offending node.  The semantic checks
- * shared with the fitter (cct_table_check_section_at) run on each section as soon as it is
- * read and are reported at the rule, model or alignment entry they blame, whose positions
- * the reader remembers.  Numbers are parsed in the C locale whatever the host process set,
- * because the plugin loads tables inside other people's programs.
+ * Every error names FILE:LINE:COLUMN (1-based) of the offending node; the shared semantic
+ * checks (cct_table_check_section_at) are reported at the entry they blame.  Numbers are
+ * parsed in the C locale, whatever the host process (the plugin's) has set.
  */
 #include "cct_table.h"
 

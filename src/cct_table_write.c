@@ -1,17 +1,15 @@
 /*
  * cct_table_write.c - the deterministic YAML table writer (cct_table_write / _save).
  *
- * Tables live in git, so the same table must always give the same bytes and a diff must
- * always be a real change.  The writer therefore fixes everything a YAML library would
- * leave open: key order (docs/table-format.md), sections sorted by (collective, ranks,
- * nodes, pipe_ops, reg_buff), models by (algo, proto, channels, buffer sizes), alignment
- * entries by (proto, offset), one flow mapping per rule/model line, every string
- * double-quoted, fixed printf formats for floats (printed in the C locale), NaN fields left
- * out.  It is a small hand emitter rather than libyaml's, because the emitter's line
- * wrapping and style choices are exactly what must not vary.
+ * Tables live in git, so the same table must always give the same bytes.  The writer fixes
+ * everything a YAML library leaves open: key order, sort orders (sections, models,
+ * alignment entries), one flow mapping per rule/model line, every string double-quoted,
+ * fixed printf float formats in the C locale, NaN fields left out (docs/table-format.md).
+ * It is a small hand emitter because libyaml's line wrapping and style choices are exactly
+ * what must not vary.
  *
- * Before anything reaches the caller's stream the text is built in memory and loaded back
- * with the strict reader: the writer never produces a file the loader would refuse.
+ * The text is built in memory and loaded back with the strict reader before anything
+ * reaches the caller's stream, so the writer never produces a file the loader would refuse.
  * cct_table_save() adds atomic replacement (temporary file, fsync, rename, fsync folder).
  */
 #include "cct_table.h"

@@ -21,6 +21,8 @@ static const cct_command commands[] = {
     {"explain", "show a table's decision for every size band", cct_cmd_explain},
     {"probe", "print this machine's fingerprint and the LL128 verdict", cct_cmd_probe},
     {"search", "measure NCCL collectives into the measurement store", cct_cmd_search},
+    {"import", "read nccl-tests logs or tuner-script CSV into the store", cct_cmd_import},
+    {"export", "write a table as NCCL's example tuner plugin CSV", cct_cmd_export},
 };
 
 static void print_help(FILE *out)

@@ -38,5 +38,7 @@ int cct_cmd_validate(int argc, char **argv);
 int cct_cmd_explain(int argc, char **argv);
 int cct_cmd_probe(int argc, char **argv);
 int cct_cmd_search(int argc, char **argv);
+int cct_cmd_import(int argc, char **argv);
+int cct_cmd_export(int argc, char **argv);
 
 #endif

@@ -1,0 +1,411 @@
+/*
+ * cmd_import.c - `ccltune import FILE...`: measurements other tools wrote (nccl-tests text
+ * or -J JSON output, the CSV of NCCL's example tuner scripts) into the measurement store.
+ *
+ * All or nothing per invocation: every file is parsed, and all of them checked against
+ * each other for conflicting duplicates, before the store is opened; any problem is
+ * reported for every file (FILE:LINE:COL on stderr) and nothing is written.  Then one store
+ * run (source "nccl-tests" or "csv") receives the points, identical duplicates once.  The
+ * store commits point by point, so a store failure half way leaves a run marked failed
+ * with what it holds, and says so.  Per file, one line tells what was understood
+ * (points, collective, algorithm/protocol, ranks and nodes) so a wrong inference is seen
+ * before it is fitted.  docs/import-export.md describes the formats and the rules.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cct_cli.h"
+#include "cct_import.h"
+#include "cct_store.h"
+
+static const char *const NAME = "import";
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: ccltune import [--store FILE] [--format FORMAT] [--coll C] [--algo A]\n"
+            "                      [--proto P] [--ranks N] [--nodes N] [--dry-run] FILE...\n\n"
+            "Import measurements into the store as one run: nccl-tests output (text, or\n"
+            "its -J JSON) or the performance CSV of NCCL's example tuner scripts.  Every\n"
+            "file is checked before anything is written; an error names FILE:LINE:COL.\n\n"
+            "  -s, --store FILE     measurement store (default: measurements.db)\n"
+            "  -f, --format FORMAT  auto (default), nccl-tests, nccl-tests-json or csv\n"
+            "      --coll C         the collective, for logs that do not name it\n"
+            "                       (nccl-tests before 2.17): allreduce, all_reduce, ...\n"
+            "      --algo A         the algorithm NCCL was forced to (ring, tree, ...), or\n"
+            "                       'default'; needed when the log does not show NCCL_ALGO\n"
+            "      --proto P        the protocol (ll, ll128, simple) or 'default'\n"
+            "      --ranks N        ranks, when the log does not list them\n"
+            "      --nodes N        nodes, when the log's host names do not tell NCCL's node\n"
+            "                       count (NCCL_HOSTID) and NCCL's INFO lines are missing\n"
+            "  -n, --dry-run        check and summarise the files, write nothing\n"
+            "  -h, --help           show this help\n\n"
+            "A flag that contradicts what a log says is an error, not an override.\n"
+            "Exit status: 0 imported, 1 a file was refused or the store failed, 2 usage error.\n");
+}
+
+static int parse_choice(const char *flag, const char *v, int (*lookup)(const char *), int *out)
+{
+    if (strcmp(v, "default") == 0) {
+        *out = CCT_DEFAULT;
+        return CCT_EXIT_OK;
+    }
+    *out = lookup(v);
+    if (*out < 0)
+        return cct_cli_usage_error(NAME, "unknown %s '%s'", flag, v);
+    return CCT_EXIT_OK;
+}
+
+typedef struct import_args {
+    const char *store;
+    int format;
+    bool dry_run;
+    cct_import_opts opts;
+} import_args;
+
+static int parse_args(int argc, char **argv, import_args *a)
+{
+    enum { OPT_COLL = 256, OPT_ALGO, OPT_PROTO, OPT_RANKS, OPT_NODES };
+    static const struct option options[] = {
+        {"store", required_argument, NULL, 's'},
+        {"format", required_argument, NULL, 'f'},
+        {"coll", required_argument, NULL, OPT_COLL},
+        {"algo", required_argument, NULL, OPT_ALGO},
+        {"proto", required_argument, NULL, OPT_PROTO},
+        {"ranks", required_argument, NULL, OPT_RANKS},
+        {"nodes", required_argument, NULL, OPT_NODES},
+        {"dry-run", no_argument, NULL, 'n'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    a->store = "measurements.db";
+    a->format = CCT_IMPORT_AUTO;
+    a->dry_run = false;
+    cct_import_opts_init(&a->opts);
+    optind = 1;
+    opterr = 0;
+    int c, rc = CCT_EXIT_OK;
+    long v;
+    while (rc == CCT_EXIT_OK && (c = getopt_long(argc, argv, "+:s:f:nh", options, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            a->store = optarg;
+            break;
+        case 'f':
+            a->format = cct_import_format_from_name(optarg);
+            if (a->format < 0)
+                rc = cct_cli_usage_error(NAME,
+                                         "unknown format '%s' (auto, nccl-tests, "
+                                         "nccl-tests-json, csv)",
+                                         optarg);
+            break;
+        case OPT_COLL:
+            a->opts.coll = cct_coll_from_name(optarg);
+            if (a->opts.coll < 0)
+                rc = cct_cli_usage_error(NAME, "unknown collective '%s'", optarg);
+            break;
+        case OPT_ALGO:
+            rc = parse_choice("algorithm", optarg, cct_algo_from_name, &a->opts.algo);
+            break;
+        case OPT_PROTO:
+            rc = parse_choice("protocol", optarg, cct_proto_from_name, &a->opts.proto);
+            break;
+        case OPT_RANKS:
+        case OPT_NODES:
+            if (cct_cli_parse_int(optarg, 1, 1 << 24, &v) != CCT_OK)
+                rc = cct_cli_usage_error(NAME, "--%s wants a number from 1 to %d, not '%s'",
+                                         c == OPT_RANKS ? "ranks" : "nodes", 1 << 24, optarg);
+            else
+                *(c == OPT_RANKS ? &a->opts.ranks : &a->opts.nodes) = (int)v;
+            break;
+        case 'n':
+            a->dry_run = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        case ':':
+            rc = cct_cli_usage_error(NAME, "option '%s' needs a value", argv[optind - 1]);
+            break;
+        default:
+            if (optopt && optopt < 256)
+                rc = cct_cli_usage_error(NAME, "unknown option '-%c'", optopt);
+            else
+                rc = cct_cli_usage_error(NAME, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (rc == CCT_EXIT_OK && optind >= argc)
+        rc = cct_cli_usage_error(NAME, "no file given");
+    if (rc == CCT_EXIT_OK && a->opts.ranks != CCT_IMPORT_FROM_INPUT &&
+        a->opts.nodes != CCT_IMPORT_FROM_INPUT && a->opts.nodes > a->opts.ranks)
+        rc = cct_cli_usage_error(NAME, "--nodes %d is more than --ranks %d", a->opts.nodes,
+                                 a->opts.ranks);
+    return rc;
+}
+
+/* "a+b" of the distinct names among the points, in enum order. */
+static void names_of(const cct_import_result *r, int which, char *buf, size_t len)
+{
+    unsigned seen = 0; /* bit 0: CCT_DEFAULT, bit i+1: value i */
+    for (size_t i = 0; i < r->n_points; i++) {
+        const cct_config *c = &r->points[i].cfg;
+        int v = which == 0 ? c->coll : which == 1 ? c->algo : c->proto;
+        if (v >= -1 && v < 31)
+            seen |= 1u << (v + 1);
+    }
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int v = -1; v < 31; v++) {
+        if (!(seen & (1u << (v + 1))))
+            continue;
+        const char *n = v == CCT_DEFAULT ? "default"
+                        : which == 0     ? cct_coll_name(v)
+                        : which == 1     ? cct_algo_name(v)
+                                         : cct_proto_name(v);
+        int k = snprintf(buf + used, len - used, "%s%s", used ? "+" : "", n);
+        if (k < 0 || (size_t)k >= len - used)
+            break;
+        used += (size_t)k;
+    }
+}
+
+/* "8 ranks on 2 nodes", or the distinct topologies joined with ", ". */
+static void topologies_of(const cct_import_result *r, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < r->n_points; i++) {
+        const cct_config *c = &r->points[i].cfg;
+        bool earlier = false;
+        for (size_t j = 0; j < i && !earlier; j++)
+            earlier = r->points[j].cfg.ranks == c->ranks && r->points[j].cfg.nodes == c->nodes;
+        if (earlier)
+            continue;
+        int k = snprintf(buf + used, len - used, "%s%d ranks on %d node%s", used ? ", " : "",
+                         c->ranks, c->nodes, c->nodes == 1 ? "" : "s");
+        if (k < 0 || (size_t)k >= len - used)
+            break;
+        used += (size_t)k;
+    }
+}
+
+static void summarise(const char *file, const cct_import_result *r)
+{
+    char colls[128], algos[128], protos[64], topo[256];
+    names_of(r, 0, colls, sizeof colls);
+    names_of(r, 1, algos, sizeof algos);
+    names_of(r, 2, protos, sizeof protos);
+    topologies_of(r, topo, sizeof topo);
+    size_t dups = 0, bad = 0;
+    for (size_t i = 0; i < r->n_points; i++) {
+        dups += r->meta[i].duplicate;
+        bad += r->points[i].status != CCT_POINT_OK;
+    }
+    printf("%s: %zu points (%s, %d run%s): %s, algo %s, proto %s, %s", file, r->n_points,
+           cct_import_format_name(r->format), r->runs, r->runs == 1 ? "" : "s", colls, algos,
+           protos, topo);
+    if (bad)
+        printf("; %zu with wrong results (stored as corrupt)", bad);
+    if (dups)
+        printf("; %zu identical to points of an earlier file (stored once)", dups);
+    printf("\n");
+}
+
+/* Parse every file; report every failure.  Returns the number of files refused. */
+static int parse_all(char **files, int n, const import_args *a, cct_import_result *results)
+{
+    int failed = 0;
+    for (int i = 0; i < n; i++) {
+        cct_error err;
+        cct_import_result_init(&results[i]);
+        if (cct_import_file(files[i], a->format, &a->opts, &results[i], &err) != CCT_OK) {
+            cct_cli_fail(NAME, "%s", err.msg);
+            failed++;
+        }
+    }
+    return failed;
+}
+
+/* One fingerprint for the run: what the files say about the machine.  Files that name
+ * different GPUs or NCCL versions come from different machines or software. */
+static int fingerprint(cct_import_result *r, int n, char **files, cct_store_fingerprint *fp)
+{
+    memset(fp, 0, sizeof *fp);
+    int gpu_from = -1, nccl_from = -1;
+    for (int i = 0; i < n; i++) {
+        if (r[i].gpu[0] && gpu_from >= 0 && strcmp(r[i].gpu, fp->gpu) != 0)
+            return cct_cli_fail(NAME, "%s measured on %s but %s on %s: import them separately",
+                                files[gpu_from], fp->gpu, files[i], r[i].gpu);
+        if (r[i].nccl_version[0] && nccl_from >= 0 && strcmp(r[i].nccl_version, fp->nccl) != 0)
+            return cct_cli_fail(NAME, "%s ran NCCL %s but %s ran NCCL %s: import them separately",
+                                files[nccl_from], fp->nccl, files[i], r[i].nccl_version);
+        if (r[i].gpu[0] && gpu_from < 0) {
+            gpu_from = i;
+            snprintf(fp->gpu, sizeof fp->gpu, "%s", r[i].gpu);
+        }
+        if (r[i].nccl_version[0] && nccl_from < 0) {
+            nccl_from = i;
+            snprintf(fp->nccl, sizeof fp->nccl, "%s", r[i].nccl_version);
+        }
+        if (!fp->host[0])
+            snprintf(fp->host, sizeof fp->host, "%s", r[i].host);
+        if (r[i].ranks_per_gpu > fp->ranks_per_gpu)
+            fp->ranks_per_gpu = r[i].ranks_per_gpu;
+        for (size_t k = 0; k < r[i].n_points; k++) {
+            const cct_config *c = &r[i].points[k].cfg;
+            int per_node = (c->ranks + c->nodes - 1) / c->nodes;
+            if (c->nodes > fp->nodes)
+                fp->nodes = c->nodes;
+            if (per_node > fp->gpus_per_node)
+                fp->gpus_per_node = per_node;
+        }
+    }
+    if (fp->ranks_per_gpu < 1)
+        fp->ranks_per_gpu = 1;
+    fp->gpus_per_node = (fp->gpus_per_node + fp->ranks_per_gpu - 1) / fp->ranks_per_gpu;
+    /* cc, links and the LL128 verdict are not in these files: said so, not guessed */
+    fp->ll128_allowed = false;
+    snprintf(fp->ll128_reason, sizeof fp->ll128_reason,
+             "not known: imported measurements (run ccltune probe on the machine)");
+    return CCT_EXIT_OK;
+}
+
+/* FNV-1a over every input, so two imports of the same files show the same hash. */
+static void inputs_hash(char **files, int n, char out[65])
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < n; i++) {
+        FILE *f = fopen(files[i], "rb");
+        int ch;
+        while (f && (ch = getc(f)) != EOF) {
+            h ^= (unsigned char)ch;
+            h *= 1099511628211ull;
+        }
+        if (f)
+            fclose(f);
+        h ^= 0xff; /* file boundary */
+        h *= 1099511628211ull;
+    }
+    snprintf(out, 65, "import-fnv1a64-%016" PRIx64, h);
+}
+
+static void command_line(int argc, char **argv, char *buf, size_t len)
+{
+    size_t used = 0;
+    int k = snprintf(buf, len, "ccltune");
+    used = k > 0 ? (size_t)k : 0;
+    for (int i = 0; i < argc && used < len; i++) {
+        k = snprintf(buf + used, len - used, " %s", argv[i]);
+        if (k < 0)
+            break;
+        used += (size_t)k;
+    }
+}
+
+static int store_all(const import_args *a, cct_import_result *r, int n, char **files, int argc,
+                     char **argv)
+{
+    cct_store_fingerprint fp;
+    int rc = fingerprint(r, n, files, &fp);
+    if (rc != CCT_EXIT_OK)
+        return rc;
+    cct_store *store = NULL;
+    cct_error err;
+    if (cct_store_open(a->store, false, &store, &err) != CCT_OK)
+        return cct_cli_fail(NAME, "%s", err.msg);
+    int64_t fp_id = 0;
+    cct_store_run run;
+    memset(&run, 0, sizeof run);
+    if (cct_store_put_fingerprint(store, &fp, &fp_id, &err) != CCT_OK) {
+        cct_store_close(store);
+        return cct_cli_fail(NAME, "%s", err.msg);
+    }
+    run.fingerprint_id = fp_id;
+    snprintf(run.tool, sizeof run.tool, "ccltune %s", CCT_VERSION);
+    snprintf(run.source, sizeof run.source, "%s",
+             r[0].format == CCT_IMPORT_CSV ? "csv" : "nccl-tests");
+    inputs_hash(files, n, run.plan_hash);
+    command_line(argc, argv, run.command, sizeof run.command);
+    if (cct_store_begin_run(store, &run, &err) != CCT_OK) {
+        cct_store_close(store);
+        return cct_cli_fail(NAME, "%s", err.msg);
+    }
+    size_t stored = 0, skipped = 0;
+    cct_status st = CCT_OK;
+    for (int i = 0; i < n && st == CCT_OK; i++)
+        for (size_t k = 0; k < r[i].n_points && st == CCT_OK; k++) {
+            const cct_import_meta *m = &r[i].meta[k];
+            if (m->duplicate) {
+                skipped++;
+                continue;
+            }
+            st = cct_store_add_point(store, run.id, &r[i].points[k],
+                                     m->n_samples ? r[i].samples + m->first_sample : NULL,
+                                     m->n_samples, &err);
+            if (st == CCT_OK)
+                stored++;
+            else
+                cct_error_prefix(&err, "%s:%u:%u", files[i], m->line, m->col);
+        }
+    cct_error ferr;
+    cct_status fst =
+        cct_store_finish_run(store, run.id, st == CCT_OK ? CCT_RUN_DONE : CCT_RUN_FAILED, &ferr);
+    cct_store_close(store);
+    if (st != CCT_OK) {
+        cct_cli_fail(NAME, "%s", err.msg);
+        return cct_cli_fail(NAME, "run %" PRId64 " of %s is marked failed after %zu points", run.id,
+                            a->store, stored);
+    }
+    if (fst != CCT_OK)
+        return cct_cli_fail(NAME, "%s", ferr.msg);
+    printf("imported %zu points into run %" PRId64 " of %s", stored, run.id, a->store);
+    if (skipped)
+        printf(" (%zu identical duplicates stored once)", skipped);
+    printf("\n");
+    return CCT_EXIT_OK;
+}
+
+int cct_cmd_import(int argc, char **argv)
+{
+    import_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc != CCT_EXIT_OK)
+        return rc < 0 ? CCT_EXIT_OK : rc;
+    char **files = argv + optind;
+    int n = argc - optind;
+    cct_import_result *results = calloc((size_t)n, sizeof *results);
+    if (!results)
+        return cct_cli_fail(NAME, "out of memory");
+    int failed = parse_all(files, n, &a, results);
+    cct_error err;
+    if (failed) {
+        rc = cct_cli_fail(NAME, "%d of %d file%s refused: nothing imported", failed, n,
+                          n == 1 ? "" : "s");
+    } else if (cct_import_check_duplicates(results, (size_t)n, NULL, &err) != CCT_OK) {
+        cct_cli_fail(NAME, "%s", err.msg);
+        rc = cct_cli_fail(NAME, "nothing imported");
+    } else {
+        for (int i = 0; i < n && rc == CCT_EXIT_OK; i++)
+            if ((results[i].format == CCT_IMPORT_CSV) != (results[0].format == CCT_IMPORT_CSV))
+                rc = cct_cli_fail(NAME,
+                                  "%s is CSV and %s is nccl-tests output: a run has one source, "
+                                  "import them separately",
+                                  results[i].format == CCT_IMPORT_CSV ? files[i] : files[0],
+                                  results[i].format == CCT_IMPORT_CSV ? files[0] : files[i]);
+        for (int i = 0; i < n && rc == CCT_EXIT_OK; i++)
+            summarise(files[i], &results[i]);
+        if (rc == CCT_EXIT_OK && a.dry_run)
+            printf("dry run: nothing written to %s\n", a.store);
+        else if (rc == CCT_EXIT_OK)
+            rc = store_all(&a, results, n, files, argc, argv);
+    }
+    for (int i = 0; i < n; i++)
+        cct_import_result_destroy(&results[i]);
+    free(results);
+    return rc;
+}

@@ -767,6 +767,40 @@ static void test_measurement_mode(void **state)
     close_plugin();
 }
 
+static void test_measurement_forces_ll128_beyond_allowlist(void **state)
+{
+    (void)state;
+    /* The search unlocks LL128 with NCCL_PROTO and forces it even where NCCL would not
+     * enable it by default (here: ring allreduce on 2 ranks at cc 9.0, blocked by the
+     * allowlist because NCCL's CUDA version is unknown), to find out whether it corrupts
+     * data.  NCCL's ignored entries still win. */
+    env_reset();
+    setenv("NCCL_PROTO", "LL,LL128,Simple", 1);
+    setenv("CCLTUNE_MEASURE", "1", 1);
+    open_plugin();
+    void *ctx;
+    assert_int_equal(init_ver(5, &ctx, 2, 2, tu_logger), ncclSuccess);
+    assert_int_equal(P.force(A_RING, P_LL128, 0), 0);
+    float c[NA * NP];
+    tu_costs_fill(c, NA, NP);
+    int nch = 0;
+    P.v5->getCollInfo(ctx, 4, 1 << 20, 1, (float **)c, NA, NP, 0, &nch);
+    assert_true(c[A_RING * NP + P_LL128] == 0.0f);
+    ccltune_observation o;
+    P.last(&o);
+    assert_int_equal(o.forced_applied, 1);
+    tu_costs_fill(c, NA, NP);
+    c[A_RING * NP + P_LL128] = TU_IGN;
+    P.v5->getCollInfo(ctx, 4, 1 << 20, 1, (float **)c, NA, NP, 0, &nch);
+    assert_true(c[A_RING * NP + P_LL128] == TU_IGN);
+    P.last(&o);
+    assert_int_equal(o.forced_applied, 0);
+    assert_int_equal(P.force(-1, 0, 0), 0);
+    fini_ver(5, ctx);
+    unsetenv("NCCL_PROTO");
+    close_plugin();
+}
+
 static void test_force_env(void **state)
 {
     (void)state;
@@ -889,6 +923,7 @@ int main(void)
         cmocka_unit_test_teardown(test_v2_on_nccl_2_21, teardown),
         cmocka_unit_test_teardown(test_v1_shapes, teardown),
         cmocka_unit_test_teardown(test_measurement_mode, teardown),
+        cmocka_unit_test_teardown(test_measurement_forces_ll128_beyond_allowlist, teardown),
         cmocka_unit_test_teardown(test_force_env, teardown),
         cmocka_unit_test_teardown(test_null_logger_and_trace, teardown),
         cmocka_unit_test_teardown(test_defensive_arguments, teardown),

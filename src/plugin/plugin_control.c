@@ -11,8 +11,11 @@
  * Ordinary jobs never enter this file: getCollInfo tests one relaxed atomic flag and
  * stays lock-free.  Once measurement mode is on, calls and control functions serialise on
  * one mutex, which keeps "the last observation" coherent; measurement runs are not
- * latency-critical on the CPU side.  Forcing never touches an ignored entry and never
- * forces LL128 where the running NCCL would not enable it on this GPU.
+ * latency-critical on the CPU side.  Forcing never touches an ignored entry.  With a cost
+ * table (v3+) it does force LL128 beyond NCCL's default allowlist when NCCL offers the
+ * entry (the search unlocks it with NCCL_PROTO=LL,LL128,Simple): measuring whether LL128
+ * corrupts data there is the point, and the search verifies every result.  Without a cost
+ * table (v1/v2) nothing protects the call, so the allowlist still applies.
  */
 #include <pthread.h>
 #include <string.h>
@@ -78,8 +81,7 @@ cct_outcome cct_control_coll_costs(cct_pctx *ctx, int coll, size_t bytes, int pi
     cct_select_default(costs, num_algo, num_proto, &last.default_algo, &last.default_proto);
     cct_select_ignored_mask(costs, num_algo, num_proto, last.ignored_mask, 7);
     if (forcing) {
-        bool ll128_ok = ctx && cct_ctx_ll128_ok(ctx, coll, force.algo, false);
-        out = cct_select_apply(costs, num_algo, num_proto, force.algo, force.proto, ll128_ok);
+        out = cct_select_apply(costs, num_algo, num_proto, force.algo, force.proto, true);
         if (out == CCT_OUT_OVERRIDDEN) {
             if (force.channels > 0 && n_channels)
                 *n_channels = force.channels;

@@ -236,6 +236,8 @@ const char *cct_probe_links(const cct_probe_info *info, int nodes, int ranks_per
         return "socket";
     if (nodes > 1)
         return "net";
+    if (info->n_gpus < 2)
+        return "local"; /* one GPU, one rank: nothing to link */
     return worst_gpu_path(info) <= CCT_PATH_NVB ? "nvlink" : "pcie";
 }
 

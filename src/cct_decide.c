@@ -11,11 +11,9 @@
  * (max/min; edge bands are open-ended), are handed to the neighbour that loses least over
  * them, the narrowest first, until none is left.  A boundary
  * lies where the two neighbours' models cross between the last size of one band and the
- * first of the next (Brent on log size); where they do not cross there, at the geometric
- * middle.  docs/fitting.md, "Decisions", gives the reasons.
+ * first of the next (bisection on log size, to the byte); where they do not cross there, at
+ * the geometric middle.  docs/fitting.md, "Decisions", gives the reasons.
  */
-#include <gsl/gsl_errno.h>
-#include <gsl/gsl_roots.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,46 +32,37 @@ static double cross_diff(uint64_t bytes, const cross_fn *f)
     return f->fa * cct_model_predict(f->a, bytes) - f->fb * cct_model_predict(f->b, bytes);
 }
 
-static double cross_gsl(double x, void *param)
-{
-    return cross_diff((uint64_t)llround(exp(x)), param);
-}
-
+/* Bisection over whole bytes, splitting at the geometric middle (the curves' features are
+ * spread over orders of magnitude): exact to the byte, deterministic, no global state (GSL's
+ * root solvers report through a process-wide error handler). */
 bool cct_decide_crossover(const cct_model *a, double factor_a, const cct_model *b, double factor_b,
                           uint64_t lo, uint64_t hi, double *at)
 {
     if (!(hi > lo))
         return false;
     cross_fn f = {a, b, factor_a, factor_b};
-    uint64_t l = lo ? lo : 1; /* log scale: size 0 behaves as size 1 */
-    if (l >= hi)
-        return false;
-    double dl = cross_diff(l, &f), dh = cross_diff(hi, &f);
+    double dl = cross_diff(lo, &f), dh = cross_diff(hi, &f);
     if (isnan(dl) || isnan(dh) || dl == 0.0 || dh == 0.0 || (dl < 0) == (dh < 0))
         return false;
-    gsl_function fn = {cross_gsl, &f};
-    gsl_root_fsolver *s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
-    if (!s)
-        return false;
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
-    double xl = log((double)l), xh = log((double)hi), root = 0.5 * (xl + xh);
-    bool ok = gsl_root_fsolver_set(s, &fn, xl, xh) == GSL_SUCCESS;
-    for (int it = 0; ok && it < 200; it++) {
-        if (gsl_root_fsolver_iterate(s) != GSL_SUCCESS) {
-            ok = false;
-            break;
+    uint64_t l = lo, h = hi;
+    while (h - l > 1) {
+        double g = l ? sqrt((double)l * (double)h) : (double)h / 2.0;
+        uint64_t m = g >= (double)h ? h - 1 : (uint64_t)g;
+        if (m <= l)
+            m = l + 1;
+        double dm = cross_diff(m, &f);
+        if (isnan(dm))
+            return false;
+        if ((dm < 0) == (dl < 0)) {
+            l = m;
+            dl = dm;
+        } else {
+            h = m;
+            dh = dm;
         }
-        root = gsl_root_fsolver_root(s);
-        double x0 = gsl_root_fsolver_x_lower(s), x1 = gsl_root_fsolver_x_upper(s);
-        /* a byte apart is as close as sizes get */
-        if (exp(x1) - exp(x0) < 0.5 || gsl_root_test_interval(x0, x1, 0, 1e-12) == GSL_SUCCESS)
-            break;
     }
-    gsl_set_error_handler(old);
-    gsl_root_fsolver_free(s);
-    if (ok)
-        *at = exp(root);
-    return ok;
+    *at = (double)l + dl / (dl - dh); /* within the last byte, by linear interpolation */
+    return true;
 }
 
 /* ---- ranking at one size ---- */
@@ -417,8 +406,14 @@ cct_status cct_dsec_decide(const cct_dsec *sec, const cct_decide_options *opt, c
         if (ng == 0 || x.grid[i] != x.grid[ng - 1])
             x.grid[ng++] = x.grid[i];
     x.n_grid = ng;
-    for (size_t i = 0; i < x.n_grid; i++)
+    for (size_t i = 0; i < x.n_grid; i++) {
         win[i] = pick(&x, x.grid[i]);
+        if (win[i] == SIZE_MAX) { /* cannot happen: each grid size is someone's measurement */
+            st = cct_error_set(err, CCT_EINVAL, "no configuration has a time at %llu bytes",
+                               (unsigned long long)x.grid[i]);
+            goto done;
+        }
+    }
     size_t nb = settle_bands(&x, win, kept, bands);
     if (fill_section(&x, bands, nb, out) != CCT_OK) {
         section_free(out);
@@ -499,8 +494,17 @@ cct_status cct_build_section(const cct_point *points, size_t n, const cct_decide
     cct_buffers b = {opt->buffsize, opt->ll_buffsize, opt->ll128_buffsize};
     if (opt->auto_buffers)
         st = choose_buffers(&sec, &b, err);
+    size_t before = table->n_sections;
     if (st == CCT_OK)
         st = cct_dsec_build(&sec, opt, &b, table, err);
+    if (st == CCT_OK && (st = cct_table_check(table, err)) != CCT_OK) {
+        /* e.g. a section for this topology was already there: leave the table as it was */
+        cct_section *last = &table->sections[before];
+        free(last->rules);
+        free(last->models);
+        free(last->penalties);
+        table->n_sections = before;
+    }
     cct_dsec_free(&sec);
     return st;
 }

@@ -58,9 +58,10 @@ cct_status cct_build_section(const cct_point *points, size_t n, const cct_decide
 cct_status cct_build_table(const cct_point *points, size_t n, const cct_decide_options *opt,
                            cct_table *table, cct_error *err);
 
-/* Where model a stops being slower or faster than model b between sizes lo < hi: the
- * root of predict(a) - predict(b), found by Brent's method on log size.  Returns false
- * (and leaves *at) when the difference does not change sign over [lo, hi]. */
+/* Where model a (times factor_a) stops being slower or faster than model b (times
+ * factor_b) between sizes lo < hi: the root of the difference of the predictions, found by
+ * bisection on log size to the byte.  Returns false (and leaves *at) when the difference
+ * does not change sign over [lo, hi].  No global state: safe from several threads. */
 bool cct_decide_crossover(const cct_model *a, double factor_a, const cct_model *b, double factor_b,
                           uint64_t lo, uint64_t hi, double *at);
 

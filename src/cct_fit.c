@@ -438,6 +438,13 @@ cct_status cct_fit_obs(cct_obs *o, size_t n, const cct_fit_options *opt, cct_mod
         if (i == 0 || o[i].bytes != o[i - 1].bytes)
             x.start[x.m++] = i;
     x.start[x.m] = n;
+    if (x.m > CCT_FIT_MAX_SIZES) {
+        free(x.start);
+        return cct_error_set(err, CCT_EINVAL,
+                             "%zu distinct message sizes: the segment search handles at most %d "
+                             "(measure fewer, e.g. powers of two)",
+                             x.m, CCT_FIT_MAX_SIZES);
+    }
     if (x.m < 2) {
         free(x.start);
         return cct_error_set(err, CCT_EINVAL,

@@ -25,6 +25,10 @@
 #include "cct_model.h"
 #include "cct_table.h"
 
+/* Most distinct sizes one configuration may have: the exact split search costs O(sizes^2)
+ * line fits (256 sizes: well under a second). */
+#define CCT_FIT_MAX_SIZES 256
+
 typedef struct cct_fit_options {
     int max_segments;      /* 1..CCT_MODEL_MAX_SEGMENTS; 1 forces a single line (default 6) */
     int min_segment_sizes; /* distinct sizes each line of a multi-line model needs (2) */
@@ -60,8 +64,8 @@ void cct_fit_options_default(cct_fit_options *opt);
 
 /* Fit the points of ONE configuration (every cct_config field equal, else CCT_EINVAL).
  * Points whose status is not OK are skipped; an OK point with a NaN, infinite, zero or
- * negative median is an error (CCT_EINVAL naming it); at least two distinct sizes are
- * needed.  opt may be NULL (defaults).  On success *out owns its arrays; on failure it is
+ * negative median is an error (CCT_EINVAL naming it); 2..CCT_FIT_MAX_SIZES distinct sizes
+ * are needed.  opt may be NULL (defaults).  On success *out owns its arrays; on failure it is
  * left zeroed (safe to destroy). */
 cct_status cct_fit_model(const cct_point *points, size_t n, const cct_fit_options *opt,
                          cct_fit_result *out, cct_error *err);

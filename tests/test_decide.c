@@ -585,6 +585,13 @@ static void test_bad_input(void **state)
     assert_int_equal(cct_build_section(s->p, s->n, NULL, &t, &err), CCT_EINVAL);
     s->p[0].cfg.nodes = 4;
 
+    /* the same topology twice: the second is refused and the table left as it was */
+    assert_int_equal(cct_build_section(s->p, s->n, NULL, &t, &err), CCT_OK);
+    assert_int_equal(cct_build_section(s->p, s->n, NULL, &t, &err), CCT_EINVAL);
+    assert_int_equal(t.n_sections, 1);
+    assert_int_equal(cct_table_check(&t, NULL), CCT_OK);
+    cct_table_destroy(&t);
+
     /* nothing usable: every configuration corrupt */
     for (size_t i = 0; i < s->n; i++)
         s->p[i].status = CCT_POINT_CORRUPT;

@@ -439,6 +439,18 @@ static void test_bad_input(void **state)
     assert_int_equal(cct_fit_model(q, 4, NULL, &res, &err), CCT_EINVAL);
     assert_non_null(strstr(err.msg, "none of the 4 points is OK"));
 
+    /* more sizes than the exact split search takes: refused, not slow */
+    size_t many = CCT_FIT_MAX_SIZES + 1;
+    cct_point *lots = calloc(many, sizeof *lots);
+    assert_non_null(lots);
+    for (size_t i = 0; i < many; i++)
+        lots[i] = ft_point(CCT_ALGO_RING, CCT_PROTO_LL, 0, 1024 + 64 * i, 50.0 + 0.01 * i, 0.01);
+    assert_int_equal(cct_fit_model(lots, many, NULL, &res, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "at most 256"));
+    assert_int_equal(cct_fit_model(lots, many - 1, NULL, &res, &err), CCT_OK);
+    cct_fit_result_destroy(&res);
+    free(lots);
+
     cct_fit_options bad;
     cct_fit_options_default(&bad);
     bad.max_segments = CCT_MODEL_MAX_SEGMENTS + 1;

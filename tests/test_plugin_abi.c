@@ -754,15 +754,31 @@ static void test_measurement_mode(void **state)
     P.last(&o);
     assert_int_equal(o.calls, 0);
     assert_int_equal(o.chosen_algo, -1);
+    /* bypass: neither table nor forcing, NCCL decides; then back to the table */
+    assert_int_equal(P.force(CCLTUNE_CONTROL_BYPASS, 0, 0), 0);
+    float cb[NA * NP], cref[NA * NP];
+    tu_costs_fill(cb, NA, NP);
+    memcpy(cref, cb, sizeof cb);
+    int nchb = 0;
+    P.v5->getCollInfo(ctx, 4, 4096, 1, (float **)cb, NA, NP, 0, &nchb);
+    assert_memory_equal(cb, cref, sizeof cb);
+    assert_int_equal(nchb, 0);
+    P.last(&o);
+    assert_int_equal(o.chosen_algo, -1);
+    assert_int_equal(o.forced_applied, 0);
+    assert_int_equal(P.force(-1, 0, 0), 0);
+    check_call(5, ctx, 4, 4096, 1, 0, NA, -1, 0, A_RING, P_LL, 2);
     /* out of range */
+    assert_int_equal(P.force(-3, 0, 0), -1);
     assert_int_equal(P.force(7, 0, 0), -1);
     assert_int_equal(P.force(0, 3, 0), -1);
     assert_int_equal(P.force(0, 0, 65), -1);
     fini_ver(5, ctx);
     const char *fin = finalize_line("0x5008");
     assert_non_null(fin);
-    assert_int_equal(tu_field(fin, "calls"), 3);
-    assert_int_equal(tu_field(fin, "overridden"), 2);
+    assert_int_equal(tu_field(fin, "calls"), 5);
+    assert_int_equal(tu_field(fin, "overridden"), 3);
+    assert_int_equal(tu_field(fin, "bypassed"), 1);
     assert_int_equal(tu_field(fin, "ignored_entry"), 1);
     close_plugin();
 }

@@ -30,6 +30,9 @@
 #include <stdint.h>
 
 #define CCLTUNE_CONTROL_ABI 1
+/* ccltune_control_force(CCLTUNE_CONTROL_BYPASS, 0, 0): neither table nor forcing; every call
+ * is left to NCCL (how `ccltune bench` times NCCL's defaults with the plugin loaded). */
+#define CCLTUNE_CONTROL_BYPASS (-2)
 
 typedef struct ccltune_observation {
     uint64_t calls;    /* getCollInfo calls seen in measurement mode since the last reset */
@@ -48,9 +51,10 @@ typedef struct ccltune_observation {
 int ccltune_control_abi(void);
 
 /* Force algo/proto (cct_algo/cct_proto values) and channels (0: NCCL's count, 64: all the
- * communicator has; NCCL clamps) for every following call.  algo < 0 stops forcing and
- * returns the plugin to its table (to NCCL's own choice when there is no table); measurement
- * mode stays on.  Returns 0, or -1 on out-of-range values. */
+ * communicator has; NCCL clamps) for every following call.  algo -1 stops forcing and
+ * returns the plugin to its table (to NCCL's own choice when there is no table);
+ * CCLTUNE_CONTROL_BYPASS leaves every call to NCCL even with a table; measurement mode stays
+ * on.  Returns 0, or -1 on out-of-range values. */
 int ccltune_control_force(int algo, int proto, int channels);
 
 /* Copy the observation of the most recent getCollInfo call; reset clears the counters. */

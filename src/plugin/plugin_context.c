@@ -184,7 +184,8 @@ void cct_ctx_chunk_size(cct_pctx *ctx, int coll, size_t bytes, int algo, int pro
                         size_t *chunk)
 {
     if (!chunk || atomic_load_explicit(&ctx->mode, memory_order_relaxed) != CCT_OUT_OVERRIDDEN ||
-        (unsigned)coll >= CCT_NUM_COLLS || !ctx->chunk_ix[coll] || cct_control_forcing())
+        (unsigned)coll >= CCT_NUM_COLLS || !ctx->chunk_ix[coll] || cct_control_forcing() ||
+        cct_control_bypassing())
         return;
     const cct_rule *r = cct_band_lookup(ctx->chunk_ix[coll], bytes);
     /* only for the rule's own configuration: a chunk size tuned for ring/simple means
@@ -444,10 +445,11 @@ void cct_ctx_destroy(cct_pctx *ctx)
     CCT_INFO(ctx->log,
              "finalize comm %s nranks=%d nnodes=%d: calls=%" PRIu64 " overridden=%" PRIu64
              " left_to_nccl: no_section=%" PRIu64 " no_rule=%" PRIu64 " ignored_entry=%" PRIu64
-             " ll128_blocked=%" PRIu64 " mismatch=%" PRIu64 " table_error=%" PRIu64,
+             " ll128_blocked=%" PRIu64 " mismatch=%" PRIu64 " table_error=%" PRIu64
+             " bypassed=%" PRIu64,
              ctx->label, ctx->nranks, ctx->nnodes, calls, n[CCT_OUT_OVERRIDDEN],
              n[CCT_OUT_NO_SECTION], n[CCT_OUT_NO_RULE], n[CCT_OUT_IGNORED], n[CCT_OUT_LL128],
-             n[CCT_OUT_MISMATCH], n[CCT_OUT_TABLE_ERROR]);
+             n[CCT_OUT_MISMATCH], n[CCT_OUT_TABLE_ERROR], n[CCT_OUT_BYPASSED]);
     free(ctx->cands);
     free(ctx);
     cct_pstate_ctx_add(-1);

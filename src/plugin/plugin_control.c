@@ -29,6 +29,7 @@ static pthread_mutex_t control_mu = PTHREAD_MUTEX_INITIALIZER;
 static bool forcing;    /* guarded by control_mu; mirrored in forcing_flag */
 static cct_force force; /* guarded by control_mu */
 static atomic_bool forcing_flag;
+static atomic_bool bypass_flag; /* leave every call to NCCL (the bench's "NCCL default") */
 static ccltune_observation last = {
     .coll = -1, .default_algo = -1, .default_proto = -1, .chosen_algo = -1, .chosen_proto = -1};
 
@@ -61,6 +62,11 @@ bool cct_control_forcing(void)
     return atomic_load_explicit(&forcing_flag, memory_order_relaxed);
 }
 
+bool cct_control_bypassing(void)
+{
+    return atomic_load_explicit(&bypass_flag, memory_order_relaxed);
+}
+
 static void record_choice(int algo, int proto, int channels, int forced_applied)
 {
     last.chosen_algo = algo;
@@ -80,7 +86,10 @@ cct_outcome cct_control_coll_costs(cct_pctx *ctx, int coll, size_t bytes, int pi
     last.bytes = bytes;
     cct_select_default(costs, num_algo, num_proto, &last.default_algo, &last.default_proto);
     cct_select_ignored_mask(costs, num_algo, num_proto, last.ignored_mask, 7);
-    if (forcing) {
+    if (atomic_load_explicit(&bypass_flag, memory_order_relaxed)) {
+        out = CCT_OUT_BYPASSED;
+        record_choice(-1, -1, 0, 0);
+    } else if (forcing) {
         out = cct_select_apply(costs, num_algo, num_proto, force.algo, force.proto, true);
         if (out == CCT_OUT_OVERRIDDEN) {
             if (force.channels > 0 && n_channels)
@@ -115,7 +124,10 @@ cct_outcome cct_control_coll_v2(cct_pctx *ctx, int coll, size_t bytes, int colln
     last.bytes = bytes;
     last.default_algo = last.default_proto = -1; /* no cost table: NCCL's choice is unseen */
     memset(last.ignored_mask, 0, sizeof last.ignored_mask);
-    if (forcing && ctx) {
+    if (atomic_load_explicit(&bypass_flag, memory_order_relaxed)) {
+        out = CCT_OUT_BYPASSED;
+        record_choice(-1, -1, 0, 0);
+    } else if (forcing && ctx) {
         cct_v2_call call = {cct_ctx_nccl_version(ctx), cct_ctx_nnodes(ctx), coll,
                             collnet_support,           nvls_support,        cct_ctx_env(ctx)};
         out = cct_select_check_v2(&call, force.algo, force.proto,
@@ -155,10 +167,12 @@ CCT_EXPORT int ccltune_control_abi(void)
 
 CCT_EXPORT int ccltune_control_force(int algo, int proto, int channels)
 {
-    if (algo >= CCT_NUM_ALGOS || (algo >= 0 && (proto < 0 || proto >= CCT_NUM_PROTOS)) ||
-        channels < 0 || channels > CCT_TABLE_MAX_CHANNELS)
+    if (algo < CCLTUNE_CONTROL_BYPASS || algo >= CCT_NUM_ALGOS ||
+        (algo >= 0 && (proto < 0 || proto >= CCT_NUM_PROTOS)) || channels < 0 ||
+        channels > CCT_TABLE_MAX_CHANNELS)
         return -1;
     pthread_mutex_lock(&control_mu);
+    atomic_store(&bypass_flag, algo == CCLTUNE_CONTROL_BYPASS);
     forcing = algo >= 0;
     if (forcing) {
         force.algo = algo;

@@ -41,7 +41,8 @@ typedef enum cct_outcome {
     CCT_OUT_LL128 = 4,       /* LL128 chosen where NCCL would not enable it by default */
     CCT_OUT_MISMATCH = 5,    /* fingerprint mismatch: the table does not belong here */
     CCT_OUT_TABLE_ERROR = 6, /* no usable table (missing, unreadable, malformed, unset) */
-    CCT_NUM_OUTCOMES = 7
+    CCT_OUT_BYPASSED = 7,    /* measurement mode asked to leave the call to NCCL */
+    CCT_NUM_OUTCOMES = 8
 } cct_outcome;
 
 /* "overridden", "no_section", ... as used in the finalize line. */
@@ -268,6 +269,8 @@ cct_outcome cct_control_coll_v2(cct_pctx *ctx, int coll, size_t bytes, int colln
                                 int *n_channels);
 /* True when a forced configuration is active (getChunkSize then leaves NCCL's size). */
 bool cct_control_forcing(void);
+/* True while measurement mode leaves every call to NCCL (ccltune_control_force(-2, ...)). */
+bool cct_control_bypassing(void);
 
 /* Context internals measurement mode needs: the table's decision, and a forced one. */
 cct_decision cct_ctx_decide_costs(const cct_pctx *ctx, int coll, size_t bytes, int pipe_ops,

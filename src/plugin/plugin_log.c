@@ -50,7 +50,7 @@ void cct_warn_reset(void)
 const char *cct_outcome_name(int outcome)
 {
     static const char *const names[CCT_NUM_OUTCOMES] = {
-        "overridden",    "no_section", "no_rule",    "ignored_entry",
-        "ll128_blocked", "mismatch",   "table_error"};
+        "overridden",    "no_section", "no_rule",     "ignored_entry",
+        "ll128_blocked", "mismatch",   "table_error", "bypassed"};
     return (outcome >= 0 && outcome < CCT_NUM_OUTCOMES) ? names[outcome] : "?";
 }

@@ -7,10 +7,13 @@
  * every aligned point, median <= 3 % and P95 <= 10 % for the fitted models (asserted), with
  * leave-one-size-out cross-validation and the single-line model printed for comparison.
  * Then the whole table: built, checked, written to YAML twice from shuffled input and once
- * after a read-back, byte-identical every time; and the decisions the data supports.
+ * after a read-back, byte-identical every time; and the decisions the data supports.  Last,
+ * the same accuracy on the stores `ccltune search` recorded there (tests/data/h200), and
+ * that their corrupt configurations never reach a model or a rule.
  */
 #include <math.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +29,7 @@
 
 #include "cct_decide.h"
 #include "cct_fit.h"
+#include "cct_store.h"
 
 #define MAXP 2048
 #define DATA "data/fit/h200-sockets-nccl2.28.9.csv"
@@ -81,33 +85,48 @@ static int cmp_cfg(const void *a, const void *b)
     return c ? c : (x->bytes > y->bytes) - (x->bytes < y->bytes);
 }
 
-/* Fit every aligned configuration with opt; pooled relative errors and worst-case counts. */
-static void pooled(const cct_fit_options *opt, double *median, double *p95, int *poor, int *configs)
+/* Fit every aligned configuration of pts with opt; pooled relative errors, poor counts. */
+static void pooled_of(const cct_point *pts, size_t n, const cct_fit_options *opt, double *median,
+                      double *p95, int *poor, int *configs)
 {
-    static cct_point sorted[MAXP];
-    static double err[MAXP];
-    size_t ne = 0;
-    memcpy(sorted, g_pts, sizeof(cct_point) * g_n);
-    qsort(sorted, g_n, sizeof sorted[0], cmp_cfg);
+    cct_point *sorted = malloc(sizeof(cct_point) * (n ? n : 1));
+    double *err = malloc(sizeof(double) * (n ? n : 1));
+    assert_non_null(sorted);
+    assert_non_null(err);
+    size_t ns = 0, ne = 0;
+    for (size_t i = 0; i < n; i++)
+        if (pts[i].status == CCT_POINT_OK && pts[i].cfg.align == 0)
+            sorted[ns++] = pts[i];
+    qsort(sorted, ns, sizeof sorted[0], cmp_cfg);
     *poor = *configs = 0;
-    for (size_t i = 0; i < g_n;) {
+    for (size_t i = 0; i < ns;) {
         size_t j = i;
-        while (j < g_n && cct_fit_config_compare(&sorted[j].cfg, &sorted[i].cfg) == 0)
+        while (j < ns && cct_fit_config_compare(&sorted[j].cfg, &sorted[i].cfg) == 0)
             j++;
-        if (sorted[i].cfg.align == 0) {
-            cct_fit_result r;
-            assert_int_equal(cct_fit_model(sorted + i, j - i, opt, &r, NULL), CCT_OK);
+        cct_fit_result r;
+        cct_error e;
+        cct_status st = cct_fit_model(sorted + i, j - i, opt, &r, &e);
+        if (st == CCT_OK) {
             for (size_t q = 0; q < r.n; q++)
                 err[ne++] = fabs(r.residual_us[q]) / r.measured_us[q];
             *poor += r.model.poor_fit;
             (*configs)++;
             cct_fit_result_destroy(&r);
+        } else {
+            assert_true(st == CCT_EINVAL && strstr(e.msg, "two distinct")); /* one size */
         }
         i = j;
     }
     gsl_sort(err, 1, ne);
     *median = gsl_stats_quantile_from_sorted_data(err, 1, ne, 0.5);
     *p95 = gsl_stats_quantile_from_sorted_data(err, 1, ne, 0.95);
+    free(sorted);
+    free(err);
+}
+
+static void pooled(const cct_fit_options *opt, double *median, double *p95, int *poor, int *configs)
+{
+    pooled_of(g_pts, g_n, opt, median, p95, poor, configs);
 }
 
 static void test_accuracy_target(void **state)
@@ -258,11 +277,83 @@ static void test_table_from_real_data(void **state)
     cct_table_destroy(&t);
 }
 
+/* A buffer size the table recommends, 0 (NCCL's default) when it recommends none. */
+static uint64_t env_size(const cct_table *t, const char *key)
+{
+    for (size_t i = 0; i < t->n_env; i++)
+        if (strcmp(t->env[i].key, key) == 0)
+            return strtoull(t->env[i].value, NULL, 10);
+    return 0;
+}
+
+/* The stores of `ccltune search` on the same box (tests/data/h200, README there): 5
+ * collectives, channels nccl/1/2/max, two buffer sizes, offsets 0 and 4, 3 cycles a point,
+ * and real corruption from forced LL128 over sockets. */
+static void test_search_stores(void **state)
+{
+    (void)state;
+    const char *src = getenv("CCT_TEST_SRCDIR");
+    const char *dbs[] = {"search-2ranks.db", "search-4ranks.db"};
+    for (size_t d = 0; d < 2; d++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/data/h200/%s", src ? src : "tests", dbs[d]);
+        cct_store *store;
+        cct_error err;
+        if (cct_store_open(path, true, &store, &err) != CCT_OK)
+            fail_msg("%s", err.msg);
+        cct_point *pts;
+        size_t n;
+        assert_int_equal(cct_store_load_points(store, NULL, 0, &pts, &n, &err), CCT_OK);
+        cct_store_close(store);
+
+        cct_fit_options fopt;
+        cct_fit_options_default(&fopt);
+        double med, p95;
+        int poor, configs;
+        pooled_of(pts, n, &fopt, &med, &p95, &poor, &configs);
+        print_message("%s: %zu points, %d configurations (%d poor): median %.4f P95 %.4f\n", dbs[d],
+                      n, configs, poor, med, p95);
+        assert_true(med <= 0.03);
+        assert_true(p95 <= 0.10);
+
+        /* LL128 allowed, so only the corruption keeps the corrupt configurations out */
+        cct_decide_options opt;
+        cct_decide_options_default(&opt);
+        opt.ll128_allowed = true;
+        cct_table t;
+        cct_table_init(&t);
+        assert_int_equal(cct_build_table(pts, n, &opt, &t, &err), CCT_OK);
+        assert_int_equal(t.n_sections, 5);
+        size_t corrupt = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (pts[i].status != CCT_POINT_CORRUPT)
+                continue;
+            corrupt++;
+            const cct_section *s = cct_table_find_section(&t, pts[i].cfg.coll, pts[i].cfg.ranks,
+                                                          pts[i].cfg.nodes, CCT_ANY, CCT_ANY);
+            assert_non_null(s);
+            for (size_t m = 0; m < s->n_models; m++)
+                assert_false(cct_fit_model_matches(&s->models[m], &pts[i].cfg));
+            bool same_buffers = pts[i].cfg.buffsize == env_size(&t, "NCCL_BUFFSIZE") &&
+                                pts[i].cfg.ll_buffsize == env_size(&t, "NCCL_LL_BUFFSIZE") &&
+                                pts[i].cfg.ll128_buffsize == env_size(&t, "NCCL_LL128_BUFFSIZE");
+            for (size_t r = 0; r < s->n_rules && same_buffers; r++)
+                assert_false(s->rules[r].algo == pts[i].cfg.algo &&
+                             s->rules[r].proto == pts[i].cfg.proto &&
+                             s->rules[r].channels == pts[i].cfg.channels);
+        }
+        assert_true(corrupt > 0); /* the data does hold corruption */
+        cct_table_destroy(&t);
+        free(pts);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accuracy_target),
         cmocka_unit_test(test_table_from_real_data),
+        cmocka_unit_test(test_search_stores),
     };
     return cmocka_run_group_tests(tests, load, NULL);
 }

@@ -269,7 +269,7 @@ cct_status cct_import_csv(const char *data, size_t len, const char *name,
                             "--coll, --algo and --proto do not apply to CSV input: each row "
                             "names its collective, algorithm and protocol");
     field *f = malloc(MAX_FIELDS * sizeof *f);
-    char *buf = malloc(CCT_IMPORT_MAX_LINE + 1);
+    char *buf = malloc((len < CCT_IMPORT_MAX_LINE ? len : CCT_IMPORT_MAX_LINE) + 1);
     cct_status rc = CCT_OK;
     if (!f || !buf)
         rc = cct_error_set(err, CCT_ENOMEM, "out of memory");

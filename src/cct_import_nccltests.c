@@ -416,7 +416,8 @@ cct_status cct_import_nccltests_text(const char *data, size_t len, const char *n
     nt_parser p = {.name = name, .opts = opts, .result = result, .state = ST_NONE};
     cct_nt_run_init(&p.cur, 0);
     cct_nt_run_init(&p.next, 0);
-    char *buf = malloc(CCT_IMPORT_MAX_LINE + 1);
+    /* no line is longer than the input, nor than the limit */
+    char *buf = malloc((len < CCT_IMPORT_MAX_LINE ? len : CCT_IMPORT_MAX_LINE) + 1);
     if (!buf)
         return cct_error_set(err, CCT_ENOMEM, "out of memory");
     cct_status rc = CCT_OK;

@@ -310,17 +310,9 @@ static const char *abi_versions(int abi)
     return (abi >= 1 && abi <= 6) ? v[abi] : "?";
 }
 
-/* What this communicator's process runs on, probed once per init. */
-typedef struct gpu_facts {
-    bool known;
-    char name[256];
-    int cc;
-    char why[256];
-} gpu_facts;
-
 /* Settle the context's mode from the table's fingerprint; returns false when strict mode
  * must fail init.  verdict_text receives the fingerprint sentence for the INFO line. */
-static bool resolve_table(cct_pctx *ctx, const cct_pstate *ps, const gpu_facts *g,
+static bool resolve_table(cct_pctx *ctx, const cct_pstate *ps, const cct_gpu_facts *g,
                           char *verdict_text, size_t len, size_t *n_sec, size_t *n_rules)
 {
     cct_runtime rt = {g->known ? g->name : NULL,
@@ -374,8 +366,19 @@ static bool no_table(cct_pctx *ctx, const cct_pstate *ps, char *verdict_text, si
 cct_pctx *cct_ctx_create(int abi, uint64_t comm_id, size_t nranks, size_t nnodes,
                          ncclDebugLogger_t log, bool *fail)
 {
-    *fail = false;
     const cct_pstate *ps = cct_pstate_get();
+    cct_gpu_facts g;
+    g.why[0] = '\0';
+    g.known = cct_device_current_gpu(g.name, sizeof g.name, &g.cc, g.why, sizeof g.why);
+    return cct_ctx_create_with(ps, &g, abi, comm_id, nranks, nnodes, log, fail);
+}
+
+cct_pctx *cct_ctx_create_with(const cct_pstate *ps, const cct_gpu_facts *gpu, int abi,
+                              uint64_t comm_id, size_t nranks, size_t nnodes, ncclDebugLogger_t log,
+                              bool *fail)
+{
+    *fail = false;
+    const cct_gpu_facts g = *gpu;
     cct_pctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx) {
         if (cct_warn_first(CCT_WARN_NO_MEMORY))
@@ -399,9 +402,6 @@ cct_pctx *cct_ctx_create(int abi, uint64_t comm_id, size_t nranks, size_t nnodes
         ctx->env = &ps->env;
     cct_pstate_ctx_add(1);
 
-    gpu_facts g;
-    g.why[0] = '\0';
-    g.known = cct_device_current_gpu(g.name, sizeof g.name, &g.cc, g.why, sizeof g.why);
     build_ll128(ctx, ps, ps->status == CCT_TABLE_OK ? &ps->table : NULL, g.known ? g.cc : -1);
 
     bool ok = true;

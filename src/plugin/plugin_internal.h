@@ -181,6 +181,12 @@ typedef struct cct_pstate {
 
 /* The state, loading it on first use (thread-safe, once per loaded library). */
 const cct_pstate *cct_pstate_get(void);
+/* Index ps->table (loaded, valid) for lookups: ps->index and ps->n_rules.  On failure
+ * (memory) the table is destroyed and ps->err says why.  Used by the state's loader and by
+ * the fuzz target, which builds states of its own. */
+cct_status cct_pstate_index_table(cct_pstate *ps);
+/* Free the table and index of a state built with cct_pstate_index_table(). */
+void cct_pstate_free_table(cct_pstate *ps);
 /* Contexts alive; the unload destructor frees the table only when this is 0. */
 void cct_pstate_ctx_add(int delta);
 
@@ -231,6 +237,19 @@ typedef struct cct_pctx cct_pctx;
  * (NULL, *fail false: the caller proceeds without a context).  abi is 1..6. */
 cct_pctx *cct_ctx_create(int abi, uint64_t comm_id, size_t nranks, size_t nnodes,
                          ncclDebugLogger_t log, bool *fail);
+/* What the communicator's process runs on (cct_device_current_gpu), probed once per init. */
+typedef struct cct_gpu_facts {
+    bool known;
+    char name[256];
+    int cc;
+    char why[256]; /* why it is unknown, "" otherwise */
+} cct_gpu_facts;
+/* cct_ctx_create() on a given state and GPU instead of the process's own: the same code
+ * path, for the fuzz target and tests that feed tables and GPUs the process does not have.
+ * The context borrows ps, which must outlive it. */
+cct_pctx *cct_ctx_create_with(const cct_pstate *ps, const cct_gpu_facts *gpu, int abi,
+                              uint64_t comm_id, size_t nranks, size_t nnodes, ncclDebugLogger_t log,
+                              bool *fail);
 /* Log the finalize line and free. NULL is fine. */
 void cct_ctx_destroy(cct_pctx *ctx);
 

@@ -80,6 +80,12 @@ static void load_table(cct_pstate *ps)
             cct_error_set(&ps->err, st, "%s: %s", ps->path, cct_strerror(st));
         return;
     }
+    ps->status = cct_pstate_index_table(ps) == CCT_OK ? CCT_TABLE_OK : CCT_TABLE_FAILED;
+}
+
+cct_status cct_pstate_index_table(cct_pstate *ps)
+{
+    ps->n_rules = 0;
     ps->index = calloc(ps->table.n_sections ? ps->table.n_sections : 1, sizeof *ps->index);
     for (size_t i = 0; ps->index && i < ps->table.n_sections; i++) {
         ps->n_rules += ps->table.sections[i].n_rules;
@@ -90,11 +96,16 @@ static void load_table(cct_pstate *ps)
     }
     if (!ps->index) {
         cct_table_destroy(&ps->table);
-        ps->status = CCT_TABLE_FAILED;
-        cct_error_set(&ps->err, CCT_ENOMEM, "%s: out of memory indexing the table", ps->path);
-        return;
+        return cct_error_set(&ps->err, CCT_ENOMEM, "%s: out of memory indexing the table",
+                             ps->path);
     }
-    ps->status = CCT_TABLE_OK;
+    return CCT_OK;
+}
+
+void cct_pstate_free_table(cct_pstate *ps)
+{
+    free_index(ps);
+    cct_table_destroy(&ps->table);
 }
 
 static void load_once(void)
@@ -131,8 +142,6 @@ void cct_pstate_ctx_add(int delta)
 
 __attribute__((destructor)) static void cct_pstate_unload(void)
 {
-    if (atomic_load(&live_contexts) == 0) {
-        free_index(&state);
-        cct_table_destroy(&state.table);
-    }
+    if (atomic_load(&live_contexts) == 0)
+        cct_pstate_free_table(&state);
 }

@@ -6,9 +6,10 @@
  * write again to the same bytes -- the determinism promise of docs/table-format.md, checked
  * on inputs nobody thought of.
  *
- * Build: CC=clang meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
- *          -Dc_args=-fsanitize=fuzzer-no-link -Dcuda=disabled; then run e.g.
- *   build-fuzz/tests/fuzz_table_read -max_len=4096 tests/data/tables tests/bad_tables
+ * Build: see tests/fuzz/meson.build (-Dfuzz=true, CC=clang); run e.g.
+ *   build-fuzz/tests/fuzz/fuzz_table_read -dict=tests/fuzz/dict/table.dict \
+ *     tests/fuzz/corpus/table_read
+ * docs/fuzzing.md records the long runs and their figures.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -187,7 +187,7 @@ static cct_status end_row(nt_parser *p, unsigned line, unsigned col, cct_error *
                        "unexpected text in the results table: '%s' (nccl-tests failed, or "
                        "another program wrote here)",
                        p->row[0].text);
-    /* one field short with a redop column: the empty redop of nccl-tests 2.13.0-2.13.5
+    /* one field short with a redop column: the empty redop of nccl-tests 2.13.0-2.13.3
      * (a shifted row that is really cut short fails on its root or a number) */
     int blank = n == p->layout.n - 1 ? p->layout.redop_col : -1;
     if (n < p->layout.n && blank < 0)

@@ -44,7 +44,7 @@ typedef struct nt_layout {
     unsigned char side[NT_MAX_COLS]; /* 0 out-of-place, 1 in-place (timing columns) */
     bool old_error;                  /* "error" instead of "#wrong" */
     int redop_col; /* position of "redop" when "root" follows it, else -1: nccl-tests
-                    * 2.13.0-2.13.5 printed an empty redop for collectives without one */
+                    * 2.13.0-2.13.3 printed an empty redop for collectives without one */
 } nt_layout;
 
 /* A blank-separated field of a line. */
@@ -78,7 +78,7 @@ bool nt_nccl_version(cct_nt_run *run, const char *text);
 cct_status nt_run_header(cct_nt_run *run, const char *line, const char *name, unsigned lineno,
                          cct_error *err);
 /* "#  Rank  0 Group  0 Pid 1234 on host device  0 [0000:18:00] NVIDIA H200" (Group is
- * absent before 2.13; the bus id was "[0x18]"); a line nccl-tests cut with "..." marks
+ * absent before 2.13.4; the bus id was "[0x18]" before 2.15); a line nccl-tests cut with "..." marks
  * the list incomplete. */
 cct_status nt_rank_line(cct_nt_run *run, const char *line, const char *name, unsigned lineno,
                         cct_error *err);

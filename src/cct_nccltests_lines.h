@@ -78,8 +78,8 @@ bool nt_nccl_version(cct_nt_run *run, const char *text);
 cct_status nt_run_header(cct_nt_run *run, const char *line, const char *name, unsigned lineno,
                          cct_error *err);
 /* "#  Rank  0 Group  0 Pid 1234 on host device  0 [0000:18:00] NVIDIA H200" (Group is
- * absent before 2.13.4; the bus id was "[0x18]" before 2.15); a line nccl-tests cut with "..." marks
- * the list incomplete. */
+ * absent before 2.13.4; the bus id was "[0x18]" before 2.15); a line nccl-tests cut with
+ * "..." marks the list incomplete. */
 cct_status nt_rank_line(cct_nt_run *run, const char *line, const char *name, unsigned lineno,
                         cct_error *err);
 /* "#  size  count  type  redop  root  time  algbw  busbw  #wrong  time ..." */

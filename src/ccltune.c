@@ -19,8 +19,11 @@ static const cct_command commands[] = {
     {"version", "print the version", NULL},
     {"validate", "check tuning tables (exit 0 when all are valid)", cct_cmd_validate},
     {"explain", "show a table's decision for every size band", cct_cmd_explain},
+    {"diff", "say what changed between two tables (exit 0 when decisions are equal)", cct_cmd_diff},
     {"probe", "print this machine's fingerprint and the LL128 verdict", cct_cmd_probe},
     {"search", "measure NCCL collectives into the measurement store", cct_cmd_search},
+    {"fit", "fit models to stored measurements and write the table", cct_cmd_fit},
+    {"bench", "time a table against NCCL's defaults and the best forced choice", cct_cmd_bench},
     {"import", "read nccl-tests logs or tuner-script CSV into the store", cct_cmd_import},
     {"export", "write a table as NCCL's example tuner plugin CSV", cct_cmd_export},
 };

@@ -36,8 +36,11 @@ cct_status cct_cli_parse_int(const char *text, long min, long max, long *out);
 /* The subcommands.  Each lives in src/cmd_NAME.c. */
 int cct_cmd_validate(int argc, char **argv);
 int cct_cmd_explain(int argc, char **argv);
+int cct_cmd_diff(int argc, char **argv);
 int cct_cmd_probe(int argc, char **argv);
 int cct_cmd_search(int argc, char **argv);
+int cct_cmd_fit(int argc, char **argv);
+int cct_cmd_bench(int argc, char **argv);
 int cct_cmd_import(int argc, char **argv);
 int cct_cmd_export(int argc, char **argv);
 

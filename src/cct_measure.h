@@ -20,6 +20,7 @@
 #include "cct_names.h"
 
 #define CCT_DEFAULT (-1) /* algo/proto left to NCCL */
+#define CCT_TUNED (-3)   /* algo/proto chosen by the plugin from a table (ccltune bench) */
 
 typedef struct cct_config {
     int coll;                /* cct_coll */
@@ -31,7 +32,7 @@ typedef struct cct_config {
     uint64_t ll128_buffsize; /* NCCL_LL128_BUFFSIZE; 0: default */
     unsigned align;          /* byte offset of send and receive buffers from 4 KiB alignment */
     int ranks, nodes;
-    int dtype;               /* cct_dtype */
+    int dtype; /* cct_dtype */
 } cct_config;
 
 typedef enum cct_dtype { CCT_DTYPE_FLOAT = 0, CCT_DTYPE_BF16 = 1, CCT_NUM_DTYPES = 2 } cct_dtype;
@@ -51,7 +52,7 @@ typedef struct cct_stats {
     double min_us;
     double max_us;
     double mean_us;
-    double cv;        /* coefficient of variation of the samples: stddev / mean */
+    double cv; /* coefficient of variation of the samples: stddev / mean */
 } cct_stats;
 
 typedef struct cct_point {
@@ -59,11 +60,11 @@ typedef struct cct_point {
     uint64_t bytes;
     bool in_place;
     cct_stats stats;
-    uint64_t wrong;   /* wrong elements found by verification, summed over ranks */
-    int status;       /* cct_point_status */
-    bool noisy;       /* CV stayed above the threshold after re-measuring */
-    int nccl_algo;    /* what NCCL ran (known for forced points; for the baseline when the */
-    int nccl_proto;   /* tuner saw it); -1 when unknown (imported logs) */
+    uint64_t wrong; /* wrong elements found by verification, summed over ranks */
+    int status;     /* cct_point_status */
+    bool noisy;     /* CV stayed above the threshold after re-measuring */
+    int nccl_algo;  /* what NCCL ran (known for forced points; for the baseline when the */
+    int nccl_proto; /* tuner saw it); -1 when unknown (imported logs) */
 } cct_point;
 
 /* Bus bandwidth factor as nccl-tests defines it (algbw * factor = busbw). */

@@ -43,11 +43,12 @@ static long long query(const char *sql)
 static int run_search(const char *extra)
 {
     char cmd[2048];
-    snprintf(cmd, sizeof cmd,
-             "'%s' search --ranks-per-gpu 2 --ranks 2 --colls allreduce,allgather --algos ring,tree "
-             "--protos ll,simple --channels nccl,2 --min-bytes 4K --max-bytes 1M --no-off-grid "
-             "--cycles 2 --timeout 60 --store '%s' %s",
-             getenv("CCT_CCLTUNE"), db, extra);
+    snprintf(
+        cmd, sizeof cmd,
+        "'%s' search --ranks-per-gpu 2 --ranks 2 --colls allreduce,allgather --algos ring,tree "
+        "--protos ll,simple --channels nccl,2 --min-bytes 4K --max-bytes 1M --no-off-grid "
+        "--cycles 2 --exhaustive --timeout 60 --store '%s' %s",
+        getenv("CCT_CCLTUNE"), db, extra);
     fprintf(stderr, "+ %s\n", cmd);
     int rc = system(cmd);
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : 255;

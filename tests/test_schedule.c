@@ -25,20 +25,20 @@
 #include "store_test_util.h"
 
 typedef struct script {
-    int noisy_proto;          /* proto whose samples alternate +-40 % (-1: none) */
+    int noisy_proto;             /* proto whose samples alternate +-40 % (-1: none) */
     bool noisy_first_round_only; /* noise only in the first round of cycles of each group */
-    int maxes;                /* reduce_max calls in the current group: 1 = warm-up done */
+    int maxes;                   /* reduce_max calls in the current group: 1 = warm-up done */
     int corrupt_algo, corrupt_proto;
-    int unsupported_algo;     /* algo NCCL "ignores" */
-    int hang_proto;           /* proto that hangs at hang_bytes (-1: none) */
+    int unsupported_algo; /* algo NCCL "ignores" */
+    int hang_proto;       /* proto that hangs at hang_bytes (-1: none) */
     uint64_t hang_bytes;
-    int fail_after_times;     /* time() fails with CCT_EIO after this many calls (-1: never) */
-    int times;                /* time() calls so far */
+    int fail_after_times; /* time() fails with CCT_EIO after this many calls (-1: never) */
+    int times;            /* time() calls so far */
     int verifies;
-    char order[4096][32];     /* select() sequence, as "algo/proto" */
+    char order[4096][32]; /* select() sequence, as "algo/proto" */
     int n_order;
     int noisy_calls[CCT_NUM_ALGOS][65]; /* per configuration: its samples alternate */
-    bool hang_once;           /* the hang happens only in the first session attempt */
+    bool hang_once;                     /* the hang happens only in the first session attempt */
     bool hung;
 } script;
 
@@ -203,6 +203,26 @@ static cct_status run_session(fixture *f, size_t session, cct_schedule *s, cct_e
     return st;
 }
 
+/* Every session in turn (NCCL's default and LL/Simple share session 0; LL128 is session 1);
+ * counters summed into *total. */
+static cct_status run_all(fixture *f, cct_schedule *total, cct_error *err)
+{
+    cct_schedule s;
+    memset(total, 0, sizeof *total);
+    for (size_t i = 0; i < f->plan.n_sessions; i++) {
+        cct_status st = run_session(f, i, &s, err);
+        if (st != CCT_OK)
+            return st;
+        total->points_total += s.points_total;
+        total->points_done += s.points_done;
+        total->n_noisy += s.n_noisy;
+        total->n_remeasured += s.n_remeasured;
+        total->n_corrupt += s.n_corrupt;
+        total->n_unsupported += s.n_unsupported;
+    }
+    return CCT_OK;
+}
+
 static size_t load_points(fixture *f, cct_point **pts)
 {
     size_t n = 0;
@@ -252,11 +272,11 @@ static void test_mirrored_cycles(void **state)
     fixture *f = *state;
     cct_schedule s;
     cct_error err;
-    /* session 1 = forced: per group, verification (n selects), warm-up (n), then cycles */
-    assert_int_equal(run_session(f, 1, &s, &err), CCT_OK);
+    /* session 0: per group, verification (n selects), warm-up (n), then cycles */
+    assert_int_equal(run_session(f, 0, &s, &err), CCT_OK);
     size_t n = 0;
-    for (size_t k = 0; k < f->plan.sessions[1].n_configs; k++)
-        n += f->plan.configs[f->plan.sessions[1].first_config + k].coll == CCT_COLL_ALLREDUCE;
+    for (size_t k = 0; k < f->plan.sessions[0].n_configs; k++)
+        n += f->plan.configs[f->plan.sessions[0].first_config + k].coll == CCT_COLL_ALLREDUCE;
     size_t base = 2 * n; /* first group: after verify and warm-up selects */
     for (size_t pos = 0; pos < n; pos++) {
         /* cycle 0 forward, cycle 1 backward */
@@ -272,7 +292,7 @@ static void test_noisy_points_remeasured(void **state)
     cct_schedule s;
     cct_error err;
     f->sc.noisy_proto = CCT_PROTO_LL128; /* noisy in every round */
-    assert_int_equal(run_session(f, 1, &s, &err), CCT_OK);
+    assert_int_equal(run_all(f, &s, &err), CCT_OK);
     cct_point *pts;
     size_t n = load_points(f, &pts);
     size_t noisy = 0;
@@ -297,7 +317,7 @@ static void test_noise_that_settles_is_not_flagged(void **state)
      * point is not flagged, but its 8 samples (and its CV) keep the evidence */
     f->sc.noisy_proto = CCT_PROTO_LL128;
     f->sc.noisy_first_round_only = true;
-    assert_int_equal(run_session(f, 1, &s, &err), CCT_OK);
+    assert_int_equal(run_all(f, &s, &err), CCT_OK);
     cct_point *pts;
     size_t n = load_points(f, &pts);
     size_t remeasured = 0;
@@ -324,7 +344,7 @@ static void test_corrupt_and_unsupported(void **state)
     f->sc.corrupt_algo = CCT_ALGO_RING;
     f->sc.corrupt_proto = CCT_PROTO_LL128;
     f->sc.unsupported_algo = CCT_ALGO_TREE;
-    assert_int_equal(run_session(f, 1, &s, &err), CCT_OK);
+    assert_int_equal(run_all(f, &s, &err), CCT_OK);
     cct_point *pts;
     size_t n = load_points(f, &pts);
     size_t corrupt = 0, unsupported = 0;
@@ -337,7 +357,7 @@ static void test_corrupt_and_unsupported(void **state)
             unsupported++;
         } else if (p->cfg.proto == CCT_PROTO_LL128) {
             assert_int_equal(p->status, CCT_POINT_CORRUPT);
-            assert_int_equal(p->wrong, 6); /* 3 out of place + 3 in place */
+            assert_int_equal(p->wrong, 6);   /* 3 out of place + 3 in place */
             assert_int_equal(p->stats.n, 4); /* still timed, so reports can show it */
             corrupt++;
         } else {
@@ -358,7 +378,7 @@ static void test_hang_is_stored_and_skipped(void **state)
     f->sc.hang_proto = CCT_PROTO_SIMPLE;
     f->sc.hang_bytes = 4096;
     f->sc.hang_once = false;
-    assert_int_equal(run_session(f, 1, &s, &err), CCT_ETIMEOUT);
+    assert_int_equal(run_session(f, 0, &s, &err), CCT_ETIMEOUT);
     assert_true(s.hung);
     assert_int_equal(s.hang_bytes, 4096);
     assert_int_equal(s.hang_config.proto, CCT_PROTO_SIMPLE);
@@ -367,12 +387,12 @@ static void test_hang_is_stored_and_skipped(void **state)
     int restarts = 0;
     cct_status st;
     do {
-        st = run_session(f, 1, &s, &err);
+        st = run_session(f, 0, &s, &err);
     } while (st == CCT_ETIMEOUT && ++restarts < 50);
     assert_int_equal(st, CCT_OK);
     cct_point *pts;
     size_t n = load_points(f, &pts);
-    assert_int_equal(n, f->plan.sessions[1].n_configs * f->plan.n_sizes);
+    assert_int_equal(n, f->plan.sessions[0].n_configs * f->plan.n_sizes);
     size_t hangs = 0;
     for (size_t i = 0; i < n; i++) {
         /* the script hangs every simple configuration at 4096 bytes, in both collectives */
@@ -390,21 +410,80 @@ static void test_resume_measures_nothing_twice(void **state)
     cct_schedule s;
     cct_error err;
     f->sc.fail_after_times = 150;
-    assert_int_equal(run_session(f, 1, &s, &err), CCT_EIO);
+    assert_int_equal(run_session(f, 0, &s, &err), CCT_EIO);
     cct_point *pts;
     size_t stored = load_points(f, &pts);
     free(pts);
     assert_true(stored > 0);
-    assert_true(stored < f->plan.sessions[1].n_configs * f->plan.n_sizes);
+    assert_true(stored < f->plan.sessions[0].n_configs * f->plan.n_sizes);
     int verifies_before = f->sc.verifies;
     f->sc.fail_after_times = -1;
-    assert_int_equal(run_session(f, 1, &s, &err), CCT_OK);
+    assert_int_equal(run_session(f, 0, &s, &err), CCT_OK);
     assert_int_equal(s.points_skipped, stored);
     assert_int_equal(s.points_done + s.points_skipped, s.points_total);
     /* only unstored points were verified again: 2 verifications (out/in place) each */
     assert_int_equal(f->sc.verifies - verifies_before, 2 * (int)s.points_done);
     size_t n = load_points(f, &pts);
     assert_int_equal(n, s.points_total);
+    free(pts);
+}
+
+static void test_adaptive_prunes_dominated(void **state)
+{
+    fixture *f = *state;
+    /* allreduce, ring, LL and Simple, NCCL's channels, 1 KiB .. 1 MiB: in this script LL
+     * (10 us + n / 1 GB/s) wins small sizes and Simple (20 us + n / 3 GB/s) large ones;
+     * from 32 KiB LL is > 25 % slower and grows slower still, so after two such sizes it
+     * is no longer measured.  Simple, slower at first but catching up, is never pruned. */
+    cct_plan_destroy(&f->plan);
+    cct_space sp;
+    cct_error err;
+    cct_space_defaults(&sp);
+    sp.ranks = 2;
+    sp.nodes = 2;
+    cct_space_parse(&sp, "--colls", "allreduce", &err);
+    cct_space_parse(&sp, "--algos", "ring", &err);
+    cct_space_parse(&sp, "--protos", "ll,simple", &err);
+    cct_space_parse(&sp, "--channels", "nccl", &err);
+    cct_space_parse(&sp, "--max-bytes", "1M", &err);
+    sp.off_grid = false;
+    assert_int_equal(cct_plan_build(&sp, &f->plan, &err), CCT_OK);
+    assert_int_equal(f->plan.n_sessions, 1);
+    cct_schedule s;
+    memset(&s, 0, sizeof s);
+    s.plan = &f->plan;
+    s.backend = &f->backend;
+    s.store = f->store;
+    s.run_id = f->run;
+    cct_schedule_defaults(&s.opts);
+    s.opts.adaptive = true;
+    assert_int_equal(cct_schedule_run(&s, &err), CCT_OK);
+    /* 11 sizes x 3 configurations; LL is pruned from 128 KiB: 4 sizes */
+    assert_int_equal(s.points_total, 33);
+    assert_int_equal(s.points_pruned, 4);
+    assert_int_equal(s.points_done, 29);
+    assert_true(s.cycles_saved > 0);
+    cct_point *pts;
+    size_t n = load_points(f, &pts);
+    assert_int_equal(n, 29);
+    size_t ll = 0, simple = 0, dflt = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (pts[i].cfg.algo == CCT_DEFAULT) {
+            dflt++;
+            assert_int_equal(pts[i].stats.n, 4); /* NCCL's default: always every cycle */
+        } else if (pts[i].cfg.proto == CCT_PROTO_LL) {
+            ll++;
+            assert_true(pts[i].bytes <= 64 * 1024);
+        } else {
+            simple++;
+        }
+        /* clear losers stop after the first 2 cycles, contenders get all 4 */
+        if (pts[i].cfg.proto == CCT_PROTO_LL && pts[i].bytes == 64 * 1024)
+            assert_int_equal(pts[i].stats.n, 2);
+    }
+    assert_int_equal(dflt, 11);
+    assert_int_equal(simple, 11);
+    assert_int_equal(ll, 7);
     free(pts);
 }
 
@@ -418,6 +497,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_corrupt_and_unsupported, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hang_is_stored_and_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume_measures_nothing_twice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adaptive_prunes_dominated, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,12 +50,19 @@ static void test_default_plan(void **state)
     cct_plan p;
     cct_error err;
     assert_int_equal(cct_plan_build(&s, &p, &err), CCT_OK);
-    /* baseline session + one forced session */
+    /* NCCL's default with forced LL/Simple; then LL128 in an unlocked session of its own */
     assert_int_equal(p.n_sessions, 2);
     assert_true(p.sessions[0].baseline);
-    assert_int_equal(p.sessions[0].n_configs, 5);
-    /* 5 collectives x (ring, tree) x 3 protocols x channels {nccl,1,2,4,max} */
-    assert_int_equal(p.sessions[1].n_configs, 5 * 2 * 3 * 5);
+    assert_false(p.sessions[0].unlock);
+    /* 5 baselines + 5 collectives x (ring, tree) x (ll, simple) x channels {nccl,1,2,4,max} */
+    assert_int_equal(p.sessions[0].n_configs, 5 + 5 * 2 * 2 * 5);
+    assert_false(p.sessions[1].baseline);
+    assert_true(p.sessions[1].unlock);
+    assert_int_equal(p.sessions[1].n_configs, 5 * 2 * 1 * 5);
+    for (size_t k = 0; k < p.sessions[1].n_configs; k++)
+        assert_int_equal(p.configs[p.sessions[1].first_config + k].proto, CCT_PROTO_LL128);
+    for (size_t k = 0; k < p.sessions[0].n_configs; k++)
+        assert_int_not_equal(p.configs[p.sessions[0].first_config + k].proto, CCT_PROTO_LL128);
     assert_int_equal(p.n_configs, 5 + 150);
     for (size_t i = 0; i < p.n_configs; i++) {
         assert_int_equal(p.configs[i].ranks, 4);
@@ -89,23 +96,25 @@ static void test_factorial_keeps_references(void **state)
     assert_int_equal(cct_space_parse(&s, "--protos", "ll,simple", &err), CCT_OK);
     cct_plan p;
     assert_int_equal(cct_plan_build(&s, &p, &err), CCT_OK);
-    assert_int_equal(p.n_sessions, 3); /* baseline, default buffers, 1 MiB */
-    /* default buffers: channels 1,2 + the NCCL-channel reference + aligns 4 and 8 */
-    assert_int_equal(p.sessions[1].n_configs, 2 * (2 + 1 + 2));
+    assert_int_equal(p.n_sessions, 2); /* default buffers (with NCCL's default), 1 MiB */
+    /* the baseline, then per protocol channels 1,2 + the NCCL-channel reference + aligns 4, 8 */
+    assert_int_equal(p.sessions[0].n_configs, 1 + 2 * (2 + 1 + 2));
     assert_int_equal(count_configs(&p, CCT_ALGO_RING, 0, 0, 0), 2);
     assert_int_equal(count_configs(&p, CCT_ALGO_RING, 0, 4, 0), 2);
     assert_int_equal(count_configs(&p, CCT_ALGO_RING, 1, 4, 0), 0); /* not crossed */
     /* the 1 MiB session only measures the reference point of each protocol */
-    assert_int_equal(p.sessions[2].n_configs, 2);
-    assert_int_equal(p.sessions[2].buffsize, 1u << 20);
+    assert_int_equal(p.sessions[1].n_configs, 2);
+    assert_int_equal(p.sessions[1].buffsize, 1u << 20);
+    assert_false(p.sessions[1].baseline);
     assert_int_equal(count_configs(&p, CCT_ALGO_RING, 0, 0, 1u << 20), 2);
     cct_plan_destroy(&p);
 
     assert_int_equal(cct_space_parse(&s, "--cross", "full", &err), CCT_OK);
     assert_int_equal(cct_plan_build(&s, &p, &err), CCT_OK);
-    /* full: channels {1,2} x aligns {0,4,8} x protocols 2, in both buffer sessions */
+    /* full: channels {1,2} x aligns {0,4,8} x protocols 2, in both buffer sessions, and the
+     * baseline at every alignment in the first */
+    assert_int_equal(p.sessions[0].n_configs, 3 + 2 * 2 * 3);
     assert_int_equal(p.sessions[1].n_configs, 2 * 2 * 3);
-    assert_int_equal(p.sessions[2].n_configs, 2 * 2 * 3);
     cct_plan_destroy(&p);
 }
 
@@ -259,18 +268,18 @@ static void test_estimate_and_describe(void **state)
     assert_float_equal(e.seconds, (double)e.calls * 564.288e-6, 1e-9);
     char line[256];
     cct_config_describe(&p.configs[0], line, sizeof line);
-    assert_string_equal(line,
-                        "allreduce ring/ll ch=nccl buf=default ll=default ll128=default align=0 float");
+    assert_string_equal(
+        line, "allreduce ring/ll ch=nccl buf=default ll=default ll128=default align=0 float");
     cct_plan_destroy(&p);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default_plan),     cmocka_unit_test(test_factorial_keeps_references),
-        cmocka_unit_test(test_plan_hash),        cmocka_unit_test(test_effective_bytes),
-        cmocka_unit_test(test_mirrored_order),   cmocka_unit_test(test_flag_errors),
-        cmocka_unit_test(test_stats),            cmocka_unit_test(test_estimate_and_describe),
+        cmocka_unit_test(test_default_plan),   cmocka_unit_test(test_factorial_keeps_references),
+        cmocka_unit_test(test_plan_hash),      cmocka_unit_test(test_effective_bytes),
+        cmocka_unit_test(test_mirrored_order), cmocka_unit_test(test_flag_errors),
+        cmocka_unit_test(test_stats),          cmocka_unit_test(test_estimate_and_describe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,10 +2,16 @@
  * cct_backend_nccl.c - measuring real NCCL collectives (see cct_backend_nccl.h).
  *
  * Configuration switches go through the tuner plugin's control interface, loaded with
- * dlopen from the same path NCCL loads it from, so both see one library instance.  The
- * communicator is created non-blocking: every wait on the GPU polls with a deadline, and
- * when the deadline passes the communicator is aborted (ncclCommAbort makes NCCL's kernels
- * give up) and CCT_ETIMEOUT goes back to the schedule, which records the hang.
+ * dlopen from the same path NCCL loads it from, so both see one library instance.
+ *
+ * Watchdog, two layers.  Every wait on the GPU polls an event with a deadline; when it
+ * passes, the communicator is aborted (ncclCommAbort makes NCCL's kernels give up) and
+ * CCT_ETIMEOUT goes back to the schedule, which stores the hang.  A call that blocks on the
+ * host instead (connection set-up to a peer that never answers) is caught by SIGALRM,
+ * armed around every backend call, which ends the process with CCT_BACKEND_EXIT_STUCK.
+ * The communicator is blocking: NCCL 2.28 runs every collective of a non-blocking
+ * communicator through a fresh helper thread, which would add host time between timed
+ * calls.
  *
  * Buffer layout: one send and one receive allocation of max_bytes plus 4 KiB, so any
  * alignment offset up to 4 KiB fits; in-place variants use NCCL's in-place conventions
@@ -21,7 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../kernels/cct_kernels.h"
 #include "../plugin/ccltune_control.h"
@@ -46,6 +54,24 @@ typedef struct nccl_ctx {
     cct_config current;
     bool current_valid;
 } nccl_ctx;
+
+static unsigned guard_seconds;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "ccltune search: watchdog: an NCCL call blocked on the host past "
+                              "its deadline; this rank exits\n";
+    ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)ignored;
+    _exit(CCT_BACKEND_EXIT_STUCK);
+}
+
+/* Arm (or disarm, 0) the host-side guard for the call that follows. */
+static void guard(bool on)
+{
+    alarm(on ? guard_seconds : 0);
+}
 
 static double now_s(void)
 {
@@ -174,7 +200,10 @@ static ncclResult_t launch(nccl_ctx *c, int coll, int dtype, const layout *l, in
 
 static cct_status apply_selection(nccl_ctx *c, const cct_config *cfg, cct_error *err)
 {
-    int rc = cfg->algo == CCT_DEFAULT ? c->force(-1, -1, 0)
+    /* NCCL's default: the plugin steps aside even when a table is loaded (bench);
+     * tuned: the plugin applies its table; otherwise the forced configuration */
+    int rc = cfg->algo == CCT_DEFAULT ? c->force(CCLTUNE_CONTROL_BYPASS, 0, 0)
+             : cfg->algo == CCT_TUNED ? c->force(-1, -1, 0)
                                       : c->force(cfg->algo, cfg->proto, cfg->channels);
     if (rc != 0)
         return cct_error_set(err, CCT_EINVAL, "the plugin refused configuration %s/%s/%d",
@@ -225,11 +254,24 @@ static cct_status fill_inputs(nccl_ctx *c, const cct_config *cfg, const layout *
     return rc == 0 ? CCT_OK : CCT_ECUDA;
 }
 
+static cct_status verify_one(nccl_ctx *c, const cct_config *cfg, const layout *lp, bool in_place,
+                             uint64_t *wrong, cct_observed *obs, cct_error *err);
+
 static cct_status be_verify(void *ctx, const cct_config *cfg, uint64_t bytes, bool in_place,
                             uint64_t *wrong, cct_observed *obs, cct_error *err)
 {
     nccl_ctx *c = ctx;
     layout l = make_layout(c, cfg, bytes, in_place);
+    guard(true);
+    cct_status st = verify_one(c, cfg, &l, in_place, wrong, obs, err);
+    guard(false);
+    return st;
+}
+
+static cct_status verify_one(nccl_ctx *c, const cct_config *cfg, const layout *lp, bool in_place,
+                             uint64_t *wrong, cct_observed *obs, cct_error *err)
+{
+    layout l = *lp;
     if (fill_inputs(c, cfg, &l, in_place) != CCT_OK)
         return cuda_fail(err, cudaGetLastError(), "filling inputs");
     cudaMemsetAsync(c->d_wrong, 0, sizeof *c->d_wrong, c->stream);
@@ -254,6 +296,12 @@ static cct_status be_verify(void *ctx, const cct_config *cfg, uint64_t bytes, bo
         obs->applied = true;
         obs->nccl_algo = fresh ? after.default_algo : -1;
         obs->nccl_proto = fresh ? after.default_proto : -1;
+    } else if (cfg->algo == CCT_TUNED) {
+        /* what ran: the table's choice when the plugin applied it, else NCCL's own */
+        bool chosen = fresh && after.chosen_algo >= 0;
+        obs->applied = true;
+        obs->nccl_algo = !fresh ? -1 : chosen ? after.chosen_algo : after.default_algo;
+        obs->nccl_proto = !fresh ? -1 : chosen ? after.chosen_proto : after.default_proto;
     } else {
         obs->applied = fresh && after.forced_applied;
         obs->nccl_algo = obs->applied ? cfg->algo : -1;
@@ -262,11 +310,24 @@ static cct_status be_verify(void *ctx, const cct_config *cfg, uint64_t bytes, bo
     return CCT_OK;
 }
 
+static cct_status time_one(nccl_ctx *c, const cct_config *cfg, const layout *lp, int iters,
+                           double *elapsed_us, cct_error *err);
+
 static cct_status be_time(void *ctx, const cct_config *cfg, uint64_t bytes, bool in_place,
                           int iters, double *elapsed_us, cct_error *err)
 {
     nccl_ctx *c = ctx;
     layout l = make_layout(c, cfg, bytes, in_place);
+    guard(true);
+    cct_status st = time_one(c, cfg, &l, iters, elapsed_us, err);
+    guard(false);
+    return st;
+}
+
+static cct_status time_one(nccl_ctx *c, const cct_config *cfg, const layout *lp, int iters,
+                           double *elapsed_us, cct_error *err)
+{
+    layout l = *lp;
     if (c->flush && cct_kernel_flush(c->flush, c->flush_bytes, c->stream) != 0)
         return cuda_fail(err, cudaGetLastError(), "L2 flush");
     cudaEventRecord(c->start, c->stream);
@@ -295,6 +356,7 @@ static cct_status control_op(nccl_ctx *c, void *host, size_t bytes, ncclDataType
     if (bytes > c->ctrl_bytes)
         return cct_error_set(err, CCT_EINVAL, "control message of %zu bytes is too large", bytes);
     c->force(-1, -1, 0);
+    guard(true);
     cudaMemcpyAsync(c->d_ctrl, host, bytes, cudaMemcpyHostToDevice, c->stream);
     ncclResult_t r;
     if (kind == 0)
@@ -309,6 +371,7 @@ static cct_status control_op(nccl_ctx *c, void *host, size_t bytes, ncclDataType
         cudaEventRecord(c->stop, c->stream);
         st = wait_event(c, c->stop, "control collective", err);
     }
+    guard(false);
     if (c->current_valid && st == CCT_OK)
         st = apply_selection(c, &c->current, err);
     return st;
@@ -410,9 +473,15 @@ cct_status cct_nccl_backend_create(const cct_nccl_params *params, cct_backend *b
     ncclUniqueId uid;
     memcpy(&uid, params->unique_id, sizeof uid);
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-    config.blocking = 0;
+    config.blocking = 1;
+    guard_seconds = (unsigned)(params->timeout_s * 2.0) + 1;
+    signal(SIGALRM, on_alarm);
+    /* communicator set-up waits for every rank: allow it a few watchdog periods */
+    alarm(guard_seconds * 3);
     ncclResult_t r = ncclCommInitRankConfig(&c->comm, params->nranks, uid, params->rank, &config);
-    return nccl_settle(c, r, "ncclCommInitRankConfig", err);
+    st = nccl_settle(c, r, "ncclCommInitRankConfig", err);
+    guard(false);
+    return st;
 }
 
 void cct_nccl_backend_destroy(cct_backend *backend)

@@ -17,6 +17,8 @@
 #include "cct_backend.h"
 
 #define CCT_NCCL_UNIQUE_ID_BYTES 128
+/* Exit status of a rank whose NCCL call blocked on the host past the watchdog. */
+#define CCT_BACKEND_EXIT_STUCK 4
 
 typedef struct cct_nccl_params {
     int rank, nranks;

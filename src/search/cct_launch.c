@@ -22,10 +22,14 @@
 #include <unistd.h>
 
 #include "cct_backend_nccl.h"
+#include "cct_bench.h"
 #include "cct_cli.h"
 #include "cct_probe.h"
 #include "cct_search.h"
 #include "cct_search_run.h"
+
+/* The user-facing command name for messages: a bench runs through the same launcher. */
+#define CMD(o) ((o)->bench_table ? "bench" : "search")
 
 bool cct_search_under_mpi(void)
 {
@@ -85,8 +89,19 @@ static void set_session_env(const cct_search_opts *o, const cct_session *s, cons
     setenv("CCLTUNE_MEASURE", "1", 1);
     /* an explicit protocol list enables LL128 outright (NCCL's default is "auto"), so the
      * plugin can force it where NCCL would not pick it; verification catches corruption */
-    if (!s->baseline)
+    if (s->unlock)
         setenv("NCCL_PROTO", "LL,LL128,Simple", 1);
+    if (s->bench && o->bench_table) {
+        /* the table under test, applied by the plugin exactly as in a training job, with
+         * the environment it recommends (buffer sizes are process-wide) */
+        setenv("CCLTUNE_TABLE", o->bench_table, 1);
+        cct_table t;
+        if (cct_table_load_file(o->bench_table, &t, NULL) == CCT_OK) {
+            for (size_t i = 0; i < t.n_env; i++)
+                setenv(t.env[i].key, t.env[i].value, 1);
+            cct_table_destroy(&t);
+        }
+    }
     char v[64];
     if (s->buffsize) {
         snprintf(v, sizeof v, "%llu", (unsigned long long)s->buffsize);
@@ -270,7 +285,7 @@ static int run_session_once(const cct_search_opts *o, const cct_search_run *run,
             remaining--;
             int c = worker_code(st);
             if (c != 0) {
-                if (c != CCT_WORKER_EXIT_HANG)
+                if (c != CCT_WORKER_EXIT_HANG && c != CCT_BACKEND_EXIT_STUCK)
                     fprintf(stderr, "ccltune search: rank %d exited with status %d\n", r, c);
                 code = c;
             }
@@ -292,13 +307,15 @@ int cct_search_run_sessions(const cct_search_opts *o, cct_search_run *run, int r
             int code = run_session_once(o, run, s, ranks, nodes, plugin, ngpus);
             if (code == 0)
                 break;
-            if (code == CCT_WORKER_EXIT_HANG && restarts < o->max_restarts) {
+            bool hang = code == CCT_WORKER_EXIT_HANG || code == CCT_BACKEND_EXIT_STUCK;
+            if (hang && restarts < o->max_restarts) {
                 restarts++;
-                fprintf(stderr, "ccltune search: session %zu restarts after a hang (%d/%d)\n",
-                        s + 1, restarts, o->max_restarts);
+                fprintf(stderr, "ccltune search: session %zu restarts after a %s (%d/%d)\n", s + 1,
+                        code == CCT_WORKER_EXIT_HANG ? "hang (stored)" : "call stuck on the host",
+                        restarts, o->max_restarts);
                 continue;
             }
-            return code == CCT_WORKER_EXIT_HANG ? CCT_EXIT_FAIL : code;
+            return hang ? CCT_EXIT_FAIL : code;
         }
     }
     return 0;
@@ -313,24 +330,21 @@ int cct_search_launch(cct_search_opts *o)
     if (o->dry_run) {
         int ranks = o->ranks ? o->ranks : o->ranks_per_gpu;
         int nodes = o->ranks_per_gpu > 1 ? ranks : 1;
-        o->space.ranks = ranks;
-        o->space.nodes = nodes;
         cct_plan plan;
-        if (cct_plan_build(&o->space, &plan, &err) != CCT_OK)
-            return cct_cli_usage_error("search", "%s", err.msg);
+        if (cct_search_build_plan(o, ranks, nodes, &plan, &err) != CCT_OK)
+            return cct_cli_usage_error(CMD(o), "%s", err.msg);
         cct_search_print_plan(stdout, &plan, &o->sched);
         cct_plan_destroy(&plan);
         return CCT_EXIT_OK;
     }
     cct_probe_info *info = calloc(1, sizeof *info);
     if (!info)
-        return cct_cli_fail("search", "out of memory");
+        return cct_cli_fail(CMD(o), "out of memory");
     if (cct_probe_collect(info, &err) != CCT_OK) {
         free(info);
-        return cct_cli_fail("search",
-                            "%s. `ccltune search` measures real NCCL collectives and needs a GPU; "
-                            "`ccltune tune` without a GPU runs the pipeline on recorded "
-                            "measurements instead",
+        return cct_cli_fail(CMD(o),
+                            "%s. Measuring real NCCL collectives needs a GPU; `ccltune tune` "
+                            "without a GPU runs the pipeline on recorded measurements instead",
                             err.msg);
     }
     int capacity = info->n_gpus * o->ranks_per_gpu;
@@ -338,20 +352,20 @@ int cct_search_launch(cct_search_opts *o)
     if (ranks > capacity) {
         int ngpus = info->n_gpus;
         free(info);
-        return cct_cli_usage_error("search",
+        return cct_cli_usage_error(CMD(o),
                                    "%d ranks do not fit on %d GPU(s) with --ranks-per-gpu %d; "
                                    "raise --ranks-per-gpu (shared GPUs need MPS) or lower --ranks",
                                    ranks, ngpus, o->ranks_per_gpu);
     }
     if (ranks < 2) {
         free(info);
-        return cct_cli_usage_error("search", "a collective needs at least 2 ranks; this machine "
-                                             "has 1 GPU: use --ranks-per-gpu 2 (or more) with MPS");
+        return cct_cli_usage_error(CMD(o), "a collective needs at least 2 ranks; this machine "
+                                           "has 1 GPU: use --ranks-per-gpu 2 (or more) with MPS");
     }
     char mpsdir[PATH_MAX];
     if (o->ranks_per_gpu > 1 && o->check_mps && !mps_running(mpsdir, sizeof mpsdir)) {
         free(info);
-        return cct_cli_fail("search",
+        return cct_cli_fail(CMD(o),
                             "--ranks-per-gpu %d needs the CUDA MPS daemon so the rank processes' "
                             "kernels run side by side (without it every collective waits for a "
                             "time slice, ~4.5 ms). No MPS control socket in %s. Start it with\n"
@@ -364,7 +378,7 @@ int cct_search_launch(cct_search_opts *o)
     char plugin[PATH_MAX];
     if (cct_search_find_plugin(o->plugin_path, plugin, sizeof plugin, &err) != CCT_OK) {
         free(info);
-        return cct_cli_fail("search", "%s", err.msg);
+        return cct_cli_fail(CMD(o), "%s", err.msg);
     }
     if (getenv("NCCL_ALGO") || getenv("NCCL_PROTO"))
         fprintf(stderr, "ccltune search: note: NCCL_ALGO/NCCL_PROTO are set; the search controls "
@@ -375,7 +389,7 @@ int cct_search_launch(cct_search_opts *o)
     free(info);
     cct_search_run run;
     if (cct_search_begin(o, ranks, nodes, &fp, "search", &run, &err) != CCT_OK)
-        return cct_cli_fail("search", "%s", err.msg);
+        return cct_cli_fail(CMD(o), "%s", err.msg);
     fprintf(stderr,
             "ccltune search: run %lld%s in %s: %d ranks (%d per GPU), %d NCCL nodes, plan %s, "
             "%zu sessions, %zu configurations x %zu sizes; LL128 by default: %s\n",
@@ -394,6 +408,8 @@ int cct_search_launch(cct_search_opts *o)
         return CCT_EXIT_FAIL;
     }
     fprintf(stderr, "ccltune search: run %lld complete in %s\n", (long long)run_id, o->store_path);
+    if (o->bench_table)
+        return cct_bench_finish(o, run_id);
     printf("%lld\n", (long long)run_id);
     return CCT_EXIT_OK;
 }

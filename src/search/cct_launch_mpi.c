@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cct_backend_nccl.h"
+#include "cct_bench.h"
 #include "cct_cli.h"
 #include "cct_config.h"
 #include "cct_probe.h"
@@ -78,7 +79,8 @@ static int session_once(cct_search_opts *o, cct_search_run *run, size_t session,
     }
     close(sv[0]);
     /* agree: any failure beats a hang, a hang beats success */
-    int fail = code != 0 && code != CCT_WORKER_EXIT_HANG, hang = code == CCT_WORKER_EXIT_HANG;
+    int hang = code == CCT_WORKER_EXIT_HANG || code == CCT_BACKEND_EXIT_STUCK;
+    int fail = code != 0 && !hang;
     int any_fail = 0, any_hang = 0;
     MPI_Allreduce(&fail, &any_fail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(&hang, &any_hang, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -134,9 +136,7 @@ int cct_search_mpi(cct_search_opts *o)
     MPI_Bcast(&run_id, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
     if (ok && rank != 0) {
         /* other ranks need the plan and run id to start workers, not the store */
-        o->space.ranks = size;
-        o->space.nodes = nodes;
-        ok = cct_plan_build(&o->space, &run.plan, &err) == CCT_OK;
+        ok = cct_search_build_plan(o, size, nodes, &run.plan, &err) == CCT_OK;
         run.run_id = run_id;
     }
     int code = ok ? 0 : CCT_EXIT_FAIL;
@@ -151,7 +151,9 @@ int cct_search_mpi(cct_search_opts *o)
     if (rank == 0 && run.store) {
         if (cct_search_end(&run, code == 0 ? CCT_RUN_DONE : CCT_RUN_FAILED, &err) != CCT_OK)
             fprintf(stderr, "ccltune search: warning: %s\n", err.msg);
-        if (code == 0)
+        if (code == 0 && o->bench_table)
+            code = cct_bench_finish(o, run_id);
+        else if (code == 0)
             printf("%lld\n", run_id);
         else
             fprintf(stderr, "ccltune search: run %lld stopped; resume with --resume %lld\n", run_id,

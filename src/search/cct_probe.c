@@ -172,7 +172,9 @@ cct_status cct_probe_collect(cct_probe_info *info, cct_error *err)
     if (e != cudaSuccess || n <= 0)
         return cct_error_set(err, CCT_ENOGPU, "no GPU found on this machine (%s)",
                              e == cudaSuccess ? "the CUDA runtime sees 0 devices"
-                                              : cudaGetErrorString(e));
+                             : e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice
+                                 ? "no NVIDIA driver or device is available"
+                                 : cudaGetErrorString(e));
     if (n > CCT_PROBE_MAX_GPUS)
         n = CCT_PROBE_MAX_GPUS;
     info->n_gpus = n;

@@ -86,9 +86,9 @@ void cct_progress_finish(cct_progress *p, const cct_schedule *s)
     if (p->tty)
         fputc('\n', stderr);
     fprintf(stderr,
-            "session %d/%d: %zu points measured, %zu already stored, %zu corrupt, %zu "
-            "unsupported, %zu noisy (%zu re-measured) in %s\n",
-            p->session + 1, p->n_sessions, s->points_done, s->points_skipped, s->n_corrupt,
-            s->n_unsupported, s->n_noisy, s->n_remeasured,
+            "session %d/%d: %zu points measured, %zu already stored, %zu pruned, %zu corrupt, "
+            "%zu unsupported, %zu noisy (%zu re-measured), %zu cycles saved in %s\n",
+            p->session + 1, p->n_sessions, s->points_done, s->points_skipped, s->points_pruned,
+            s->n_corrupt, s->n_unsupported, s->n_noisy, s->n_remeasured, s->cycles_saved,
             cct_format_duration(now_s() - p->start_s, dur, sizeof dur));
 }

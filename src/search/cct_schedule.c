@@ -24,6 +24,10 @@ void cct_schedule_defaults(cct_schedule_opts *o)
     o->cv_threshold = 0.05;
     o->max_remeasure = 2;
     o->time_in_place = false;
+    o->adaptive = false;
+    o->prune_margin = 0.25;
+    o->prune_after = 2;
+    o->first_cycles = 2;
 }
 
 size_t cct_schedule_count_points(const cct_plan *plan, size_t session, bool time_in_place)
@@ -184,7 +188,8 @@ static cct_status warm_group(cct_schedule *s, group *g, cct_error *err)
 }
 
 /* One round of mirrored cycles over the slots selected by `want`. */
-static cct_status cycle_round(cct_schedule *s, group *g, const bool *want, cct_error *err)
+static cct_status cycle_round(cct_schedule *s, group *g, const bool *want, int cycles,
+                              cct_error *err)
 {
     cct_backend *b = s->backend;
     size_t active[4096];
@@ -192,9 +197,8 @@ static cct_status cycle_round(cct_schedule *s, group *g, const bool *want, cct_e
     for (size_t k = 0; k < g->n && m < sizeof active / sizeof active[0]; k++)
         if (want[k])
             active[m++] = k;
-    if (m == 0)
+    if (m == 0 || cycles < 1)
         return CCT_OK;
-    int cycles = s->opts.cycles;
     for (int c = 0; c < cycles; c++) {
         for (size_t pos = 0; pos < m; pos++) {
             size_t which = cct_cycle_index(pos, m, c);
@@ -226,26 +230,70 @@ static cct_status cycle_round(cct_schedule *s, group *g, const bool *want, cct_e
  * its latest round have a CV above the threshold: a transient disturbance in one round is
  * cured by a quiet re-measurement.  Statistics are computed over all samples, so the
  * stored CV still shows what happened. */
+/* Adaptive: after the first short round, which slots are not clearly slower than the
+ * fastest (their fastest sample is not above the fastest configuration's slowest)? */
+static size_t ambiguous_slots(const group *g, bool *want)
+{
+    const slot *best = NULL;
+    for (size_t k = 0; k < g->n; k++) {
+        const slot *sl = &g->slots[k];
+        if (sl->timed && sl->status == CCT_POINT_OK && sl->n_samples &&
+            (!best || sl->stats.median_us < best->stats.median_us))
+            best = sl;
+    }
+    size_t n = 0;
+    for (size_t k = 0; k < g->n && k < 4096; k++) {
+        const slot *sl = &g->slots[k];
+        want[k] = sl->timed && sl->n_samples && best &&
+                  (sl == best || sl->stats.min_us <= best->stats.max_us ||
+                   sl->cfg->algo < 0 /* NCCL's default and the table: always full */);
+        n += want[k];
+    }
+    return n;
+}
+
+/* Time every timed slot; re-measure the noisy ones.  A point is noisy when the samples of
+ * its latest round have a CV above the threshold: a transient disturbance in one round is
+ * cured by a quiet re-measurement.  Statistics are computed over all samples, so the
+ * stored CV still shows what happened. */
 static cct_status time_group(cct_schedule *s, group *g, cct_error *err)
 {
-    bool want[4096];
+    bool want[4096] = {false};
     size_t n = g->n < 4096 ? g->n : 4096;
-    size_t cycles = (size_t)s->opts.cycles;
+    int full = s->opts.cycles;
+    int first = s->opts.adaptive && s->opts.first_cycles < full ? s->opts.first_cycles : full;
     for (size_t k = 0; k < n; k++)
         want[k] = g->slots[k].timed;
-    cct_status st = cycle_round(s, g, want, err);
+    cct_status st = cycle_round(s, g, want, first, err);
+    for (size_t k = 0; st == CCT_OK && k < n; k++)
+        if (g->slots[k].timed && g->slots[k].n_samples)
+            cct_stats_compute(g->slots[k].samples, g->slots[k].n_samples, &g->slots[k].stats);
+    if (st == CCT_OK && first < full) {
+        size_t timed = 0;
+        for (size_t k = 0; k < n; k++)
+            timed += g->slots[k].timed;
+        size_t amb = ambiguous_slots(g, want);
+        s->cycles_saved += (timed - amb) * (size_t)(full - first);
+        st = cycle_round(s, g, want, full - first, err);
+    } else {
+        for (size_t k = 0; k < n; k++)
+            want[k] = g->slots[k].timed;
+    }
+    size_t cycles = (size_t)full;
     for (int round = 0; st == CCT_OK && round <= s->opts.max_remeasure; round++) {
         bool any = false;
         for (size_t k = 0; k < n; k++) {
             slot *sl = &g->slots[k];
             bool measured_now = want[k];
             want[k] = false;
-            if (!measured_now || sl->n_samples == 0)
+            if (!sl->timed || sl->n_samples == 0)
+                continue;
+            cct_stats_compute(sl->samples, sl->n_samples, &sl->stats);
+            if (!measured_now)
                 continue;
             cct_stats latest;
             size_t from = sl->n_samples >= cycles ? sl->n_samples - cycles : 0;
             cct_stats_compute(sl->samples + from, sl->n_samples - from, &latest);
-            cct_stats_compute(sl->samples, sl->n_samples, &sl->stats);
             sl->noisy = latest.cv > s->opts.cv_threshold;
             if (sl->noisy && round < s->opts.max_remeasure) {
                 want[k] = true;
@@ -255,7 +303,7 @@ static cct_status time_group(cct_schedule *s, group *g, cct_error *err)
         }
         if (!any)
             break;
-        st = cycle_round(s, g, want, err);
+        st = cycle_round(s, g, want, full, err);
     }
     return st;
 }
@@ -278,7 +326,7 @@ static cct_status store_group(cct_schedule *s, group *g, cct_error *err)
             p.stats = sl->stats;
         else
             stats_unknown(&p.stats);
-        bool forced = sl->cfg->algo != CCT_DEFAULT;
+        bool forced = sl->cfg->algo >= 0;
         p.nccl_algo = forced ? (sl->obs.applied ? sl->cfg->algo : -1) : sl->obs.nccl_algo;
         p.nccl_proto = forced ? (sl->obs.applied ? sl->cfg->proto : -1) : sl->obs.nccl_proto;
         s->points_done++;
@@ -337,6 +385,64 @@ static void reset_slot(slot *sl, double *samples)
     sl->status = CCT_POINT_OK;
 }
 
+/* Adaptive pruning state of one collective's configurations across sizes (slot order is
+ * the same at every size of a collective). */
+typedef struct prune_state {
+    bool *dead;
+    int *strikes;
+    double *last_t;
+    uint64_t *last_b;
+} prune_state;
+
+/* Marginal bandwidth between the previous and this size: how fast the time grows. */
+static double marginal_bw(const prune_state *ps, size_t k, const slot *sl)
+{
+    if (ps->last_b[k] == 0 || sl->bytes <= ps->last_b[k])
+        return NAN;
+    double dt = sl->stats.median_us - ps->last_t[k];
+    return dt > 0.0 ? (double)(sl->bytes - ps->last_b[k]) / dt : INFINITY;
+}
+
+/* After a size is measured: strike the forced configurations that are clearly slower than
+ * the fastest and not catching up; stop corrupt and unsupported ones at once. */
+static void prune_update(cct_schedule *s, group *g, prune_state *ps)
+{
+    size_t best = SIZE_MAX;
+    for (size_t k = 0; k < g->n; k++) {
+        const slot *sl = &g->slots[k];
+        if (!sl->skip && sl->timed && sl->status == CCT_POINT_OK && sl->n_samples &&
+            (best == SIZE_MAX || sl->stats.median_us < g->slots[best].stats.median_us))
+            best = k;
+    }
+    double best_bw = best == SIZE_MAX ? NAN : marginal_bw(ps, best, &g->slots[best]);
+    for (size_t k = 0; k < g->n; k++) {
+        slot *sl = &g->slots[k];
+        if (sl->skip || sl->cfg->algo < 0)
+            continue; /* NCCL's default (and the table) are always measured */
+        if (sl->status == CCT_POINT_CORRUPT || sl->status == CCT_POINT_UNSUPPORTED ||
+            sl->status == CCT_POINT_ERROR) {
+            ps->dead[k] = true; /* never usable by a table: nothing to learn at larger sizes */
+            continue;
+        }
+        if (!sl->timed || !sl->n_samples || best == SIZE_MAX)
+            continue;
+        bool dominated =
+            sl->stats.median_us > g->slots[best].stats.median_us * (1.0 + s->opts.prune_margin);
+        double bw = marginal_bw(ps, k, sl);
+        bool catching = !isnan(bw) && !isnan(best_bw) && bw > best_bw;
+        ps->strikes[k] = (dominated && !catching) ? ps->strikes[k] + 1 : 0;
+        if (ps->strikes[k] >= s->opts.prune_after)
+            ps->dead[k] = true;
+    }
+    for (size_t k = 0; k < g->n; k++) {
+        const slot *sl = &g->slots[k];
+        if (!sl->skip && sl->timed && sl->n_samples) {
+            ps->last_t[k] = sl->stats.median_us;
+            ps->last_b[k] = sl->bytes;
+        }
+    }
+}
+
 cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
 {
     const cct_plan *plan = s->plan;
@@ -359,13 +465,19 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
     size_t scratch_n = max_group * g.per_slot_cap + 3 * max_group;
     g.scratch = calloc(scratch_n, sizeof *g.scratch);
     g.uscratch = calloc(3 * max_group, sizeof *g.uscratch);
+    prune_state ps = {calloc(max_group, sizeof(bool)), calloc(max_group, sizeof(int)),
+                      calloc(max_group, sizeof(double)), calloc(max_group, sizeof(uint64_t))};
     cct_status st = CCT_OK;
-    if (!g.slots || !g.sample_pool || !g.scratch || !g.uscratch) {
+    if (!g.slots || !g.sample_pool || !g.scratch || !g.uscratch || !ps.dead || !ps.strikes ||
+        !ps.last_t || !ps.last_b) {
         st = cct_error_set(err, CCT_ENOMEM, "out of memory for %zu configurations", max_group);
         goto done;
     }
     for (size_t ci = 0; ci < plan->space.n_colls && st == CCT_OK; ci++) {
         int coll = plan->space.colls[ci];
+        memset(ps.dead, 0, max_group * sizeof(bool));
+        memset(ps.strikes, 0, max_group * sizeof(int));
+        memset(ps.last_b, 0, max_group * sizeof(uint64_t));
         for (size_t zi = 0; zi < plan->n_sizes && st == CCT_OK; zi++) {
             g.n = 0;
             for (size_t k = 0; k < sess->n_configs; k++) {
@@ -385,10 +497,18 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
                 continue;
             if ((st = skip_mask(s, &g, err)) != CCT_OK)
                 break;
+            size_t pruned_now = 0;
+            if (s->opts.adaptive)
+                for (size_t k = 0; k < g.n; k++)
+                    if (ps.dead[k] && !g.slots[k].skip) {
+                        g.slots[k].skip = true; /* dominated: not measured at this size */
+                        pruned_now++;
+                    }
+            s->points_pruned += pruned_now;
             size_t todo = 0;
             for (size_t k = 0; k < g.n; k++)
                 todo += !g.slots[k].skip;
-            s->points_skipped += g.n - todo;
+            s->points_skipped += g.n - todo - pruned_now;
             if (todo == 0)
                 continue;
             if ((st = verify_group(s, &g, err)) != CCT_OK)
@@ -399,16 +519,22 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
                 break;
             if ((st = store_group(s, &g, err)) != CCT_OK)
                 break;
+            if (s->opts.adaptive)
+                prune_update(s, &g, &ps);
             if (s->progress) {
                 char what[96], b[32];
                 snprintf(what, sizeof what, "%s %s", cct_coll_name(coll),
                          cct_format_bytes(plan->sizes[zi], b, sizeof b));
-                s->progress(s->progress_arg, s->points_done + s->points_skipped, s->points_total,
-                            what);
+                s->progress(s->progress_arg, s->points_done + s->points_skipped + s->points_pruned,
+                            s->points_total, what);
             }
         }
     }
 done:
+    free(ps.dead);
+    free(ps.strikes);
+    free(ps.last_t);
+    free(ps.last_b);
     free(g.slots);
     free(g.sample_pool);
     free(g.scratch);

@@ -32,6 +32,17 @@ typedef struct cct_schedule_opts {
     double cv_threshold; /* re-measure points whose CV exceeds this */
     int max_remeasure;   /* extra rounds of cycles for noisy points */
     bool time_in_place;  /* also time the in-place variant (always verified) */
+    /* Adaptive schedule (the default of `ccltune search`; --exhaustive turns it off):
+     * sizes run small to large; a forced configuration slower than the fastest by more
+     * than prune_margin at prune_after consecutive sizes, and not catching up (its
+     * marginal bandwidth between those sizes no better than the fastest's), is not
+     * measured at larger sizes; corrupt and unsupported configurations stop at once.  At
+     * each size every configuration gets first_cycles cycles; only those whose spread
+     * overlaps the fastest's get the remaining cycles. */
+    bool adaptive;
+    double prune_margin;
+    int prune_after;
+    int first_cycles;
 } cct_schedule_opts;
 
 void cct_schedule_defaults(cct_schedule_opts *opts);
@@ -40,9 +51,9 @@ typedef void (*cct_progress_fn)(void *arg, size_t done, size_t total, const char
 
 typedef struct cct_schedule {
     const cct_plan *plan;
-    size_t session;          /* index into plan->sessions */
+    size_t session; /* index into plan->sessions */
     cct_backend *backend;
-    cct_store *store;        /* rank 0 only; NULL on other ranks */
+    cct_store *store; /* rank 0 only; NULL on other ranks */
     int64_t run_id;
     cct_schedule_opts opts;
     cct_progress_fn progress; /* rank 0; may be NULL */
@@ -50,6 +61,8 @@ typedef struct cct_schedule {
     /* results, identical on every rank */
     size_t points_total, points_done, points_skipped;
     size_t n_corrupt, n_unsupported, n_noisy, n_remeasured;
+    size_t points_pruned; /* adaptive: planned points not measured (dominated) */
+    size_t cycles_saved;  /* adaptive: cycles not run because the winner was clear */
     /* set when the watchdog fired: the configuration and size being measured */
     bool hung;
     cct_config hang_config;

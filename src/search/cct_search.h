@@ -30,9 +30,9 @@ typedef struct cct_search_opts {
     cct_space space;
     cct_schedule_opts sched;
     const char *store_path;
-    int64_t resume_run;  /* 0: start a new run */
+    int64_t resume_run; /* 0: start a new run */
     bool dry_run;
-    int ranks;           /* 0: GPUs x ranks_per_gpu */
+    int ranks; /* 0: GPUs x ranks_per_gpu */
     int ranks_per_gpu;
     const char *plugin_path; /* NULL: next to the executable */
     double timeout_s;
@@ -40,7 +40,12 @@ typedef struct cct_search_opts {
     uint32_t seed;
     bool check_mps;
     const char *replay_path; /* recorded store to replay instead of a GPU (tests, CI) */
-    int argc;            /* the command line, passed to workers unchanged */
+    const char *bench_table; /* ccltune bench: the table under test (absolute path) */
+    uint64_t bench_sizes[64];
+    size_t n_bench_sizes;
+    const char *bench_report; /* markdown report path; NULL: stdout */
+    const char *bench_csv;    /* CSV report path; NULL: none */
+    int argc;                 /* the command line, passed to workers unchanged */
     char **argv;
 } cct_search_opts;
 
@@ -49,6 +54,11 @@ typedef struct cct_search_opts {
 cct_status cct_search_parse(int argc, char **argv, cct_search_opts *opts, bool *help,
                             cct_error *err);
 void cct_search_print_help(FILE *out);
+
+/* The plan every role builds from the options for ranks/nodes: a search plan, or a bench
+ * plan when opts->bench_table is set. */
+cct_status cct_search_build_plan(cct_search_opts *opts, int ranks, int nodes, cct_plan *plan,
+                                 cct_error *err);
 
 /* The roles; each returns a process exit status. */
 int cct_search_launch(cct_search_opts *opts);
@@ -61,8 +71,7 @@ bool cct_search_under_mpi(void);
 
 /* Path of libnccl-tuner-ccltune.so: opts->plugin_path, $CCLTUNE_PLUGIN, or beside the
  * executable (build tree: src/plugin/; installed: ../lib). */
-cct_status cct_search_find_plugin(const char *explicit_path, char *out, size_t len,
-                                  cct_error *err);
+cct_status cct_search_find_plugin(const char *explicit_path, char *out, size_t len, cct_error *err);
 
 /* Exit status a worker uses to say "the watchdog fired; the hang is stored". */
 #define CCT_WORKER_EXIT_HANG 3

@@ -100,6 +100,8 @@ enum {
     OPT_REMEASURE,
     OPT_TIME_IN_PLACE,
     OPT_TIMEOUT,
+    OPT_EXHAUSTIVE,
+    OPT_PRUNE_MARGIN,
     OPT_SEED,
     OPT_RANKS,
     OPT_RANKS_PER_GPU,
@@ -138,6 +140,8 @@ static const struct option long_opts[] = {
     {"remeasure", required_argument, NULL, OPT_REMEASURE},
     {"time-in-place", no_argument, NULL, OPT_TIME_IN_PLACE},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"exhaustive", no_argument, NULL, OPT_EXHAUSTIVE},
+    {"prune-margin", required_argument, NULL, OPT_PRUNE_MARGIN},
     {"seed", required_argument, NULL, OPT_SEED},
     {"ranks", required_argument, NULL, OPT_RANKS},
     {"ranks-per-gpu", required_argument, NULL, OPT_RANKS_PER_GPU},
@@ -181,6 +185,7 @@ cct_status cct_search_parse(int argc, char **argv, cct_search_opts *o, bool *hel
     memset(o, 0, sizeof *o);
     cct_space_defaults(&o->space);
     cct_schedule_defaults(&o->sched);
+    o->sched.adaptive = true; /* the search's default; --exhaustive for the full sweep */
     o->store_path = "measurements.db";
     o->ranks_per_gpu = 1;
     o->timeout_s = 60.0;
@@ -250,6 +255,12 @@ cct_status cct_search_parse(int argc, char **argv, cct_search_opts *o, bool *hel
             break;
         case OPT_TIME_IN_PLACE:
             o->sched.time_in_place = true;
+            break;
+        case OPT_EXHAUSTIVE:
+            o->sched.adaptive = false;
+            break;
+        case OPT_PRUNE_MARGIN:
+            st = parse_double(name, optarg, 0.0, 100.0, &o->sched.prune_margin, err);
             break;
         case OPT_TIMEOUT:
             st = parse_double(name, optarg, 0.1, 86400.0, &o->timeout_s, err);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cct_bench.h"
 #include "cct_progress.h"
 
 void cct_search_command_line(int argc, char **argv, char *buf, size_t len)
@@ -27,14 +28,28 @@ void cct_search_command_line(int argc, char **argv, char *buf, size_t len)
     }
 }
 
+cct_status cct_search_build_plan(cct_search_opts *o, int ranks, int nodes, cct_plan *plan,
+                                 cct_error *err)
+{
+    o->space.ranks = ranks;
+    o->space.nodes = nodes;
+    if (!o->bench_table)
+        return cct_plan_build(&o->space, plan, err);
+    cct_table t;
+    cct_status st = cct_table_load_file(o->bench_table, &t, err);
+    if (st != CCT_OK)
+        return st;
+    st = cct_bench_build_plan(o, &t, ranks, nodes, plan, err);
+    cct_table_destroy(&t);
+    return st;
+}
+
 cct_status cct_search_begin(cct_search_opts *o, int ranks, int nodes,
                             const cct_store_fingerprint *fp, const char *source,
                             cct_search_run *run, cct_error *err)
 {
     memset(run, 0, sizeof *run);
-    o->space.ranks = ranks;
-    o->space.nodes = nodes;
-    cct_status st = cct_plan_build(&o->space, &run->plan, err);
+    cct_status st = cct_search_build_plan(o, ranks, nodes, &run->plan, err);
     if (st != CCT_OK)
         return st;
     if ((st = cct_store_open(o->store_path, false, &run->store, err)) != CCT_OK)
@@ -43,7 +58,8 @@ cct_status cct_search_begin(cct_search_opts *o, int ranks, int nodes,
         cct_store_run r;
         st = cct_store_resume_run(run->store, o->resume_run, run->plan.hash, &r, err);
         if (st != CCT_OK) {
-            if (st == CCT_EINVAL && cct_store_get_run(run->store, o->resume_run, &r, NULL) == CCT_OK)
+            if (st == CCT_EINVAL &&
+                cct_store_get_run(run->store, o->resume_run, &r, NULL) == CCT_OK)
                 cct_error_prefix(err, "resume with the run's own flags (%s)", r.command);
             goto fail;
         }
@@ -99,8 +115,9 @@ void cct_search_print_plan(FILE *out, const cct_plan *plan, const cct_schedule_o
                 "  session %zu: %s, NCCL_BUFFSIZE=%s NCCL_LL_BUFFSIZE=%s NCCL_LL128_BUFFSIZE=%s, "
                 "%zu configurations\n",
                 i + 1,
-                ss->baseline ? "NCCL's own choices (untouched environment)"
-                             : "forced through the plugin",
+                ss->unlock     ? "LL128 forced through the plugin (NCCL_PROTO unlocks it)"
+                : ss->baseline ? "NCCL's own choices and forced LL/Simple, interleaved"
+                               : "forced LL/Simple through the plugin",
                 ss->buffsize ? cct_format_bytes(ss->buffsize, c1, sizeof c1) : "default",
                 ss->ll_buffsize ? cct_format_bytes(ss->ll_buffsize, c2, sizeof c2) : "default",
                 ss->ll128_buffsize ? cct_format_bytes(ss->ll128_buffsize, c3, sizeof c3)

@@ -535,16 +535,19 @@ static void hash_text(uint64_t *h, const char *fmt, ...)
         hash_bytes(h, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
-static void plan_hash(cct_plan *plan)
+static void plan_hash_tagged(cct_plan *plan, const char *tag)
 {
     uint64_t h = 14695981039346656037ull;
     hash_text(&h, "ccltune-plan-1 ranks=%d nodes=%d\n", plan->space.ranks, plan->space.nodes);
+    if (tag)
+        hash_text(&h, "%s\n", tag);
     for (size_t i = 0; i < plan->n_sizes; i++)
         hash_text(&h, "size %llu\n", (unsigned long long)plan->sizes[i]);
     for (size_t si = 0; si < plan->n_sessions; si++) {
         const cct_session *s = &plan->sessions[si];
-        hash_text(&h, "session %d %llu %llu %llu\n", s->baseline, (unsigned long long)s->buffsize,
-                  (unsigned long long)s->ll_buffsize, (unsigned long long)s->ll128_buffsize);
+        hash_text(&h, "session %d %d %llu %llu %llu\n", s->baseline, s->unlock,
+                  (unsigned long long)s->buffsize, (unsigned long long)s->ll_buffsize,
+                  (unsigned long long)s->ll128_buffsize);
         for (size_t k = 0; k < s->n_configs; k++) {
             char line[256];
             cct_config_describe(&plan->configs[s->first_config + k], line, sizeof line);
@@ -552,6 +555,73 @@ static void plan_hash(cct_plan *plan)
         }
     }
     snprintf(plan->hash, sizeof plan->hash, "%016llx", (unsigned long long)h);
+}
+
+static void plan_hash(cct_plan *plan)
+{
+    plan_hash_tagged(plan, NULL);
+}
+
+void cct_plan_rehash(cct_plan *plan, const char *tag)
+{
+    plan_hash_tagged(plan, tag);
+}
+
+/* NCCL's own choice, once per collective (and per alignment/data type in a full cross). */
+static cct_status push_baseline(const cct_space *space, config_list *l)
+{
+    for (size_t ci = 0; ci < space->n_colls; ci++) {
+        size_t group = l->n;
+        for (size_t gi = 0; gi < space->n_aligns; gi++) {
+            for (size_t di = 0; di < space->n_dtypes; di++) {
+                if (!in_full(space) && (gi != 0 || di != 0))
+                    continue;
+                cct_config c;
+                memset(&c, 0, sizeof c);
+                c.coll = space->colls[ci];
+                c.algo = CCT_DEFAULT;
+                c.proto = CCT_DEFAULT;
+                c.align = space->aligns[gi];
+                c.dtype = space->dtypes[di];
+                c.ranks = space->ranks;
+                c.nodes = space->nodes;
+                cct_status st = push_config(l, &c, group);
+                if (st != CCT_OK)
+                    return st;
+            }
+        }
+    }
+    return CCT_OK;
+}
+
+/* Stable partition: LL128 configurations to the end; returns how many there are. */
+static size_t partition_ll128(cct_config *c, size_t n)
+{
+    size_t k = 0, moved = 0;
+    cct_config *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!tmp) {
+        /* in place, O(n^2) but allocation-free */
+        for (size_t i = 0; i < n - moved;) {
+            if (c[i].proto == CCT_PROTO_LL128) {
+                cct_config x = c[i];
+                memmove(&c[i], &c[i + 1], (n - i - 1) * sizeof *c);
+                c[n - 1] = x;
+                moved++;
+            } else {
+                i++;
+            }
+        }
+        return moved;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (c[i].proto != CCT_PROTO_LL128)
+            tmp[k++] = c[i];
+    for (size_t i = 0; i < n; i++)
+        if (c[i].proto == CCT_PROTO_LL128)
+            tmp[k++] = c[i], moved++;
+    memcpy(c, tmp, n * sizeof *c);
+    free(tmp);
+    return moved;
 }
 
 cct_status cct_plan_build(const cct_space *space, cct_plan *plan, cct_error *err)
@@ -565,33 +635,6 @@ cct_status cct_plan_build(const cct_space *space, cct_plan *plan, cct_error *err
     if ((st = build_sizes(space, plan)) != CCT_OK)
         goto oom;
 
-    if (space->baseline) {
-        cct_session base = {.baseline = true};
-        size_t first = l.n;
-        for (size_t ci = 0; ci < space->n_colls; ci++) {
-            size_t group = l.n;
-            for (size_t gi = 0; gi < space->n_aligns; gi++) {
-                for (size_t di = 0; di < space->n_dtypes; di++) {
-                    if (!in_full(space) && (gi != 0 || di != 0))
-                        continue;
-                    cct_config c;
-                    memset(&c, 0, sizeof c);
-                    c.coll = space->colls[ci];
-                    c.algo = CCT_DEFAULT;
-                    c.proto = CCT_DEFAULT;
-                    c.align = space->aligns[gi];
-                    c.dtype = space->dtypes[di];
-                    c.ranks = space->ranks;
-                    c.nodes = space->nodes;
-                    if ((st = push_config(&l, &c, group)) != CCT_OK)
-                        goto oom;
-                }
-            }
-        }
-        if ((st = add_session(plan, &base, first, l.n - first)) != CCT_OK)
-            goto oom;
-    }
-
     for (size_t bi = 0; bi < space->n_buffsizes; bi++) {
         for (size_t li = 0; li < space->n_ll_buffsizes; li++) {
             for (size_t ki = 0; ki < space->n_ll128_buffsizes; ki++) {
@@ -603,11 +646,27 @@ cct_status cct_plan_build(const cct_space *space, cct_plan *plan, cct_error *err
                                     .ll_buffsize = space->ll_buffsizes[li],
                                     .ll128_buffsize = space->ll128_buffsizes[ki]};
                 size_t first = l.n;
+                /* NCCL's default is measured in the same session, interleaved with the
+                 * forced configurations, so both see the same process and environment */
+                if (non_default == 0 && space->baseline) {
+                    sess.baseline = true;
+                    if ((st = push_baseline(space, &l)) != CCT_OK)
+                        goto oom;
+                }
+                size_t forced = l.n;
                 st = expand_forced(space, sess.buffsize, sess.ll_buffsize, sess.ll128_buffsize,
                                    non_default == 0, &l);
                 if (st != CCT_OK)
                     goto oom;
-                if ((st = add_session(plan, &sess, first, l.n - first)) != CCT_OK)
+                /* LL128 needs NCCL_PROTO to unlock it where NCCL would not enable it, and
+                 * that environment changes NCCL's defaults: it gets a session of its own */
+                size_t n_ll128 = partition_ll128(l.items + forced, l.n - forced);
+                if ((st = add_session(plan, &sess, first, l.n - first - n_ll128)) != CCT_OK)
+                    goto oom;
+                cct_session unlocked = sess;
+                unlocked.baseline = false;
+                unlocked.unlock = true;
+                if ((st = add_session(plan, &unlocked, l.n - n_ll128, n_ll128)) != CCT_OK)
                     goto oom;
             }
         }

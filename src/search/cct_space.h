@@ -12,8 +12,10 @@
  * A plan groups configurations into sessions.  A session is one set of rank processes
  * sharing one communicator, so everything NCCL reads only at initialisation (buffer sizes,
  * the environment that unlocks protocols) is fixed per session, while algorithm, protocol
- * and channels are switched per call through the plugin.  NCCL's own default is measured
- * in a session of its own with an untouched environment.
+ * and channels are switched per call through the plugin.  NCCL's own default is measured in
+ * the first session, interleaved with the forced LL and Simple configurations under the
+ * same untouched protocol set; LL128 gets a session of its own with NCCL_PROTO unlocking it
+ * (that environment changes NCCL's defaults, so nothing else is measured there).
  *
  * Plans are pure data computed from the options, identically in every rank process, and
  * hashed so a resumed run can prove it continues the same plan.  Ownership: the caller
@@ -59,8 +61,8 @@ typedef struct cct_space {
     int dtypes[CCT_NUM_DTYPES];
     size_t n_dtypes;
     uint64_t min_bytes, max_bytes;
-    double factor;       /* grid step */
-    bool off_grid;       /* add 1.5x midpoints of every other octave */
+    double factor; /* grid step */
+    bool off_grid; /* add 1.5x midpoints of every other octave */
     uint64_t extra_sizes[CCT_SPACE_MAX_VALUES];
     size_t n_extra_sizes;
     cct_cross cross;
@@ -72,15 +74,16 @@ void cct_space_defaults(cct_space *space);
 
 /* Parse one dimension from its command-line text ("ring,tree", "1,2,4,max", "0,4,8,12",
  * "default,1M,16M").  On error, err names the flag and the offending item. */
-cct_status cct_space_parse(cct_space *space, const char *flag, const char *value,
-                           cct_error *err);
+cct_status cct_space_parse(cct_space *space, const char *flag, const char *value, cct_error *err);
 
 /* Check the space is coherent (non-empty dimensions, min <= max, factor > 1, ...). */
 cct_status cct_space_check(const cct_space *space, cct_error *err);
 
 typedef struct cct_session {
     uint64_t buffsize, ll_buffsize, ll128_buffsize; /* 0 = default */
-    bool baseline;     /* NCCL's own choices, untouched environment */
+    bool baseline; /* includes NCCL's own choices (algo/proto CCT_DEFAULT) */
+    bool unlock;   /* NCCL_PROTO=LL,LL128,Simple: LL128 forced where NCCL would not pick it */
+    bool bench;    /* ccltune bench: the table under test is loaded (CCLTUNE_TABLE) */
     size_t first_config, n_configs; /* slice of plan->configs, grouped by collective */
 } cct_session;
 
@@ -90,12 +93,15 @@ typedef struct cct_plan {
     size_t n_sessions;
     cct_config *configs; /* every configuration, session by session */
     size_t n_configs;
-    uint64_t *sizes;     /* requested message sizes, ascending, deduplicated */
+    uint64_t *sizes; /* requested message sizes, ascending, deduplicated */
     size_t n_sizes;
-    char hash[17];       /* FNV-1a 64 of the canonical plan text, hex */
+    char hash[17]; /* FNV-1a 64 of the canonical plan text, hex */
 } cct_plan;
 
 cct_status cct_plan_build(const cct_space *space, cct_plan *plan, cct_error *err);
+/* Recompute plan->hash after sessions/configs/sizes were filled by hand (the bench); tag
+ * keeps hand-made plans apart from searched ones. */
+void cct_plan_rehash(cct_plan *plan, const char *tag);
 void cct_plan_destroy(cct_plan *plan);
 
 /* The byte count actually measured for a requested size: rounded down to a whole number

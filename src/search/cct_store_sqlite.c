@@ -161,6 +161,8 @@ const char *cct_store_algo_text(int algo)
 {
     if (algo == CCT_DEFAULT)
         return "default";
+    if (algo == CCT_TUNED)
+        return "tuned";
     return (algo >= 0 && algo < CCT_NUM_ALGOS) ? cct_algo_name(algo) : NULL;
 }
 
@@ -168,6 +170,8 @@ const char *cct_store_proto_text(int proto)
 {
     if (proto == CCT_DEFAULT)
         return "default";
+    if (proto == CCT_TUNED)
+        return "tuned";
     return (proto >= 0 && proto < CCT_NUM_PROTOS) ? cct_proto_name(proto) : NULL;
 }
 
@@ -175,6 +179,10 @@ bool cct_store_algo_value(const char *text, int *algo)
 {
     if (text && strcmp(text, "default") == 0) {
         *algo = CCT_DEFAULT;
+        return true;
+    }
+    if (text && strcmp(text, "tuned") == 0) {
+        *algo = CCT_TUNED;
         return true;
     }
     *algo = cct_algo_from_name(text);
@@ -185,6 +193,10 @@ bool cct_store_proto_value(const char *text, int *proto)
 {
     if (text && strcmp(text, "default") == 0) {
         *proto = CCT_DEFAULT;
+        return true;
+    }
+    if (text && strcmp(text, "tuned") == 0) {
+        *proto = CCT_TUNED;
         return true;
     }
     *proto = cct_proto_from_name(text);

@@ -75,9 +75,7 @@ int cct_search_worker(cct_search_opts *opts)
         return cct_cli_fail("search", "worker started without a complete CCLTUNE_WORKER_* role");
 
     cct_plan plan;
-    opts->space.ranks = nranks;
-    opts->space.nodes = nodes;
-    if (cct_plan_build(&opts->space, &plan, &err) != CCT_OK)
+    if (cct_search_build_plan(opts, nranks, nodes, &plan, &err) != CCT_OK)
         return cct_cli_fail("search", "%s", err.msg);
     if ((size_t)session >= plan.n_sessions) {
         cct_plan_destroy(&plan);

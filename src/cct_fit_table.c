@@ -1,0 +1,200 @@
+/*
+ * cct_fit_table.c - from a measurement store to a finished table: select runs, load their
+ * points, build every section (cct_decide), and fill provenance and fingerprint.
+ *
+ * Determinism is the rule that shapes this file: the same store and runs always give the
+ * same bytes, so `created` is the time the newest selected run finished (not "now"), runs
+ * are listed in id order, and everything else comes from the points.  Runs measured on
+ * different machines or topologies are refused together: one table describes one box.
+ */
+#include "cct_fit_table.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *dup_or_null(const char *s)
+{
+    return (s && *s) ? strdup(s) : NULL;
+}
+
+void cct_fit_table_options_default(cct_fit_table_options *o)
+{
+    memset(o, 0, sizeof *o);
+    cct_decide_options_default(&o->decide);
+    o->ll128 = -1;
+}
+
+static bool same_fingerprint(const cct_store_fingerprint *a, const cct_store_fingerprint *b)
+{
+    return strcmp(a->gpu, b->gpu) == 0 && a->cc == b->cc && a->gpus_per_node == b->gpus_per_node &&
+           a->nodes == b->nodes && a->ranks_per_gpu == b->ranks_per_gpu &&
+           strcmp(a->links, b->links) == 0 && strcmp(a->nccl, b->nccl) == 0;
+}
+
+static cct_status select_runs(cct_store *store, const cct_fit_table_options *o, int64_t **ids,
+                              size_t *n_ids, cct_store_fingerprint *fp, char *created,
+                              size_t created_len, char *source, size_t source_len, cct_error *err)
+{
+    cct_store_run *runs = NULL;
+    size_t n = 0;
+    cct_status st = cct_store_list_runs(store, &runs, &n, err);
+    if (st != CCT_OK)
+        return st;
+    int64_t *sel = calloc(n ? n : 1, sizeof *sel);
+    size_t k = 0;
+    if (!sel) {
+        free(runs);
+        return cct_error_set(err, CCT_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        bool wanted = o->n_runs == 0;
+        for (size_t j = 0; j < o->n_runs; j++)
+            wanted |= runs[i].id == o->runs[j];
+        if (wanted)
+            sel[k++] = runs[i].id;
+    }
+    for (size_t j = 0; j < o->n_runs; j++) {
+        bool found = false;
+        for (size_t i = 0; i < k; i++)
+            found |= sel[i] == o->runs[j];
+        if (!found) {
+            free(runs);
+            free(sel);
+            return cct_error_set(err, CCT_ENOTFOUND, "the store has no run %lld",
+                                 (long long)o->runs[j]);
+        }
+    }
+    if (k == 0) {
+        free(runs);
+        free(sel);
+        return cct_error_set(err, CCT_ENOTFOUND, "the store holds no runs");
+    }
+    created[0] = '\0';
+    source[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        bool in = false;
+        for (size_t j = 0; j < k; j++)
+            in |= sel[j] == runs[i].id;
+        if (!in)
+            continue;
+        cct_store_fingerprint f;
+        st = cct_store_get_fingerprint(store, runs[i].fingerprint_id, &f, err);
+        if (st != CCT_OK)
+            break;
+        if (created[0] == '\0') {
+            *fp = f;
+            snprintf(source, source_len, "%s", runs[i].source);
+        } else if (!same_fingerprint(fp, &f)) {
+            st =
+                cct_error_set(err, CCT_EINVAL,
+                              "run %lld was measured on another machine or topology (%s, %d "
+                              "ranks per GPU, links %s, NCCL %s) than the first selected run "
+                              "(%s, %d, %s, %s); a table describes one box: choose runs with --run",
+                              (long long)runs[i].id, f.gpu, f.ranks_per_gpu, f.links, f.nccl,
+                              fp->gpu, fp->ranks_per_gpu, fp->links, fp->nccl);
+            break;
+        }
+        const char *when = runs[i].finished[0] ? runs[i].finished : runs[i].started;
+        if (strcmp(when, created) > 0)
+            snprintf(created, created_len, "%s", when);
+    }
+    free(runs);
+    if (st != CCT_OK) {
+        free(sel);
+        return st;
+    }
+    *ids = sel;
+    *n_ids = k;
+    return CCT_OK;
+}
+
+static const char *table_source(const char *run_source)
+{
+    if (strcmp(run_source, "search") == 0)
+        return "measured";
+    if (strcmp(run_source, "replay") == 0)
+        return "replayed";
+    return "imported";
+}
+
+cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_options *o,
+                                    cct_table *table, cct_fit_table_summary *summary,
+                                    cct_error *err)
+{
+    int64_t *ids = NULL;
+    size_t n_ids = 0;
+    cct_store_fingerprint fp;
+    char created[32], source[32];
+    cct_status st = select_runs(store, o, &ids, &n_ids, &fp, created, sizeof created, source,
+                                sizeof source, err);
+    if (st != CCT_OK)
+        return st;
+    cct_point *points = NULL;
+    size_t n = 0;
+    st = cct_store_load_points(store, ids, n_ids, &points, &n, err);
+    if (st != CCT_OK) {
+        free(ids);
+        return st;
+    }
+    cct_decide_options dopt = o->decide;
+    dopt.ll128_allowed = o->ll128 >= 0 ? o->ll128 != 0 : fp.ll128_allowed;
+    cct_table_init(table);
+    char runs_text[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < n_ids && used + 24 < sizeof runs_text; i++) {
+        int w = snprintf(runs_text + used, sizeof runs_text - used, "%s%lld", i ? "," : "",
+                         (long long)ids[i]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+    char tool[64];
+    snprintf(tool, sizeof tool, "ccltune %s", CCT_VERSION);
+    char cc[16];
+    table->provenance.tool = strdup(tool);
+    table->provenance.created = strdup(created);
+    table->provenance.nccl = dup_or_null(fp.nccl);
+    table->provenance.source = strdup(table_source(source));
+    table->provenance.runs = strdup(runs_text);
+    table->provenance.note = dup_or_null(o->note);
+    table->fingerprint.gpu = strdup(fp.gpu);
+    table->fingerprint.cc = fp.cc;
+    table->fingerprint.gpus_per_node = fp.gpus_per_node > 0 ? fp.gpus_per_node : 1;
+    table->fingerprint.nodes = fp.nodes > 0 ? fp.nodes : 1;
+    table->fingerprint.ranks_per_gpu = fp.ranks_per_gpu > 0 ? fp.ranks_per_gpu : 1;
+    table->fingerprint.links = strdup(fp.links[0] ? fp.links : "net");
+    table->fingerprint.nccl = strdup(fp.nccl[0] ? fp.nccl : "unknown");
+    table->fingerprint.cuda = dup_or_null(fp.cuda);
+    table->ll128_allowed = dopt.ll128_allowed;
+    table->ll128_reason =
+        strdup(o->ll128 >= 0 ? (o->ll128 ? "forced on by --ll128 yes" : "forced off by --ll128 no")
+                             : fp.ll128_reason);
+    (void)cc;
+    if (!table->provenance.tool || !table->provenance.created || !table->provenance.source ||
+        !table->provenance.runs || !table->fingerprint.gpu || !table->fingerprint.links ||
+        !table->fingerprint.nccl || !table->ll128_reason) {
+        st = cct_error_set(err, CCT_ENOMEM, "out of memory");
+    } else {
+        st = cct_build_table(points, n, &dopt, table, err);
+    }
+    if (st == CCT_OK && summary) {
+        memset(summary, 0, sizeof *summary);
+        summary->points = n;
+        summary->runs = n_ids;
+        for (size_t i = 0; i < table->n_sections; i++) {
+            summary->sections++;
+            summary->rules += table->sections[i].n_rules;
+            summary->models += table->sections[i].n_models;
+            for (size_t m = 0; m < table->sections[i].n_models; m++)
+                summary->poor_fits += table->sections[i].models[m].poor_fit;
+        }
+        for (size_t i = 0; i < n; i++) {
+            summary->corrupt += points[i].status == CCT_POINT_CORRUPT;
+            summary->hung += points[i].status == CCT_POINT_HANG;
+        }
+    }
+    if (st != CCT_OK)
+        cct_table_destroy(table);
+    free(points);
+    free(ids);
+    return st;
+}

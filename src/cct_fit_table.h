@@ -1,0 +1,40 @@
+/*
+ * cct_fit_table.h - build a complete table (provenance, fingerprint, LL128 verdict,
+ * sections) from runs in a measurement store.  Used by `ccltune fit` and `ccltune tune`.
+ *
+ * Ownership: the caller owns the table (cct_table_destroy); the store stays open.
+ */
+#ifndef CCT_FIT_TABLE_H
+#define CCT_FIT_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cct_decide.h"
+#include "cct_store.h"
+#include "cct_table.h"
+
+#define CCT_FIT_MAX_RUNS 64
+
+typedef struct cct_fit_table_options {
+    int64_t runs[CCT_FIT_MAX_RUNS]; /* selected runs; none: every run in the store */
+    size_t n_runs;
+    int ll128;        /* -1: the fingerprint's verdict; 0/1: override */
+    const char *note; /* provenance note, NULL for none */
+    cct_decide_options decide;
+} cct_fit_table_options;
+
+typedef struct cct_fit_table_summary {
+    size_t runs, points, sections, rules, models, poor_fits, corrupt, hung;
+} cct_fit_table_summary;
+
+void cct_fit_table_options_default(cct_fit_table_options *opts);
+
+/* Select runs (all must share one fingerprint), load their points, decide, fill the
+ * table.  `created` is the newest selected run's finishing time, so the same store gives
+ * byte-identical output. */
+cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_options *opts,
+                                    cct_table *table, cct_fit_table_summary *summary,
+                                    cct_error *err);
+
+#endif

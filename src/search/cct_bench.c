@@ -1,0 +1,300 @@
+/*
+ * cct_bench.c - the bench plan (default, tuned, forced candidates) and its report
+ * (see cct_bench.h).
+ *
+ * The candidates for the oracle are the configurations the table has models for, at the
+ * table's buffer sizes: the ones the search measured and did not exclude.  The report
+ * joins the three kinds of points per collective and size; ratios are speed ratios
+ * (default time / tuned time), so 1.10 means the table is 10 % faster.
+ */
+#include "cct_bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t cct_bench_default_sizes(uint64_t max_bytes, uint64_t *sizes, size_t cap)
+{
+    static const uint64_t off_grid[] = {100000, 3u << 20, 5767168, 12000000};
+    size_t n = 0;
+    for (uint64_t s = 1024; s <= max_bytes && n < cap; s *= 4)
+        sizes[n++] = s;
+    for (size_t i = 0; i < sizeof off_grid / sizeof off_grid[0] && n < cap; i++)
+        if (off_grid[i] <= max_bytes)
+            sizes[n++] = off_grid[i];
+    /* ascending, so groups run small to large */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && sizes[j] < sizes[j - 1]; j--) {
+            uint64_t t = sizes[j];
+            sizes[j] = sizes[j - 1];
+            sizes[j - 1] = t;
+        }
+    return n;
+}
+
+static bool have_config(const cct_config *list, size_t n, const cct_config *c)
+{
+    for (size_t i = 0; i < n; i++)
+        if (list[i].coll == c->coll && list[i].algo == c->algo && list[i].proto == c->proto &&
+            list[i].channels == c->channels)
+            return true;
+    return false;
+}
+
+static uint64_t env_bytes(const cct_table *t, const char *key)
+{
+    for (size_t i = 0; i < t->n_env; i++)
+        if (strcmp(t->env[i].key, key) == 0)
+            return strtoull(t->env[i].value, NULL, 10);
+    return 0;
+}
+
+cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, int ranks, int nodes,
+                                cct_plan *plan, cct_error *err)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->space = o->space;
+    plan->space.ranks = ranks;
+    plan->space.nodes = nodes;
+    plan->space.n_colls = 0;
+    uint64_t buf = env_bytes(t, "NCCL_BUFFSIZE"), llbuf = env_bytes(t, "NCCL_LL_BUFFSIZE"),
+             ll128buf = env_bytes(t, "NCCL_LL128_BUFFSIZE");
+    size_t cap = 16, n = 0;
+    cct_config *cfgs = malloc(cap * sizeof *cfgs);
+    if (!cfgs)
+        return cct_error_set(err, CCT_ENOMEM, "out of memory");
+    for (size_t ci = 0; ci < o->space.n_colls; ci++) {
+        int coll = o->space.colls[ci];
+        const cct_section *sec = cct_table_find_section(t, coll, ranks, nodes, 1, 0);
+        if (!sec)
+            continue;
+        plan->space.colls[plan->space.n_colls++] = coll;
+        size_t first = n;
+        for (int kind = 0; kind < 2 + (int)sec->n_models; kind++) {
+            cct_config c;
+            memset(&c, 0, sizeof c);
+            c.coll = coll;
+            c.ranks = ranks;
+            c.nodes = nodes;
+            c.dtype = CCT_DTYPE_FLOAT;
+            c.buffsize = buf;
+            c.ll_buffsize = llbuf;
+            c.ll128_buffsize = ll128buf;
+            if (kind < 2) {
+                c.algo = c.proto = kind == 0 ? CCT_DEFAULT : CCT_TUNED;
+            } else {
+                const cct_model *m = &sec->models[kind - 2];
+                if (m->buffsize != buf)
+                    continue;
+                c.algo = m->algo;
+                c.proto = m->proto;
+                c.channels = m->channels;
+                if (have_config(cfgs + first, n - first, &c))
+                    continue;
+            }
+            if (n == cap) {
+                cap *= 2;
+                cct_config *p = realloc(cfgs, cap * sizeof *p);
+                if (!p) {
+                    free(cfgs);
+                    return cct_error_set(err, CCT_ENOMEM, "out of memory");
+                }
+                cfgs = p;
+            }
+            cfgs[n++] = c;
+        }
+    }
+    if (plan->space.n_colls == 0) {
+        free(cfgs);
+        char have[512] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < t->n_sections && used + 64 < sizeof have; i++) {
+            char key[128];
+            int w = snprintf(have + used, sizeof have - used, "%s%s", i ? "; " : "",
+                             cct_section_describe(&t->sections[i], key, sizeof key));
+            used += w > 0 ? (size_t)w : 0;
+        }
+        return cct_error_set(err, CCT_ENOTFOUND,
+                             "the table has no section for %d ranks on %d nodes (it has: %s)",
+                             ranks, nodes, have[0] ? have : "none");
+    }
+    plan->configs = cfgs;
+    plan->n_configs = n;
+    plan->sizes = malloc(o->n_bench_sizes * sizeof *plan->sizes);
+    plan->sessions = calloc(1, sizeof *plan->sessions);
+    if (!plan->sizes || !plan->sessions) {
+        cct_plan_destroy(plan);
+        return cct_error_set(err, CCT_ENOMEM, "out of memory");
+    }
+    memcpy(plan->sizes, o->bench_sizes, o->n_bench_sizes * sizeof *plan->sizes);
+    plan->n_sizes = o->n_bench_sizes;
+    plan->n_sessions = 1;
+    plan->sessions[0].baseline = true; /* untouched protocol set: the real defaults */
+    plan->sessions[0].bench = true;
+    plan->sessions[0].buffsize = buf;
+    plan->sessions[0].ll_buffsize = llbuf;
+    plan->sessions[0].ll128_buffsize = ll128buf;
+    plan->sessions[0].first_config = 0;
+    plan->sessions[0].n_configs = n;
+    cct_plan_rehash(plan, "bench");
+    return CCT_OK;
+}
+
+typedef struct row {
+    int coll;
+    uint64_t bytes;
+    double dflt, tuned, oracle;
+    int d_algo, d_proto, t_algo, t_proto, o_algo, o_proto, o_channels;
+} row;
+
+static int find_row(row *rows, size_t n, int coll, uint64_t bytes)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].coll == coll && rows[i].bytes == bytes)
+            return (int)i;
+    return -1;
+}
+
+static const char *choice(int algo, int proto, char *buf, size_t len)
+{
+    if (algo < 0)
+        snprintf(buf, len, "?");
+    else
+        snprintf(buf, len, "%s/%s", cct_algo_name(algo), cct_proto_name(proto));
+    return buf;
+}
+
+cct_status cct_bench_report(cct_store *store, int64_t run_id, FILE *out, FILE *csv,
+                            cct_bench_summary *sum, cct_error *err)
+{
+    cct_point *p = NULL;
+    size_t n = 0;
+    cct_status st = cct_store_load_points(store, &run_id, 1, &p, &n, err);
+    if (st != CCT_OK)
+        return st;
+    row *rows = calloc(n ? n : 1, sizeof *rows);
+    size_t nr = 0;
+    if (!rows) {
+        free(p);
+        return cct_error_set(err, CCT_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (p[i].in_place || p[i].status != CCT_POINT_OK || !(p[i].stats.median_us > 0))
+            continue;
+        int r = find_row(rows, nr, p[i].cfg.coll, p[i].bytes);
+        if (r < 0) {
+            r = (int)nr++;
+            rows[r] = (row){p[i].cfg.coll, p[i].bytes, NAN, NAN, NAN, -1, -1, -1, -1, -1, -1, 0};
+        }
+        row *w = &rows[r];
+        double t = p[i].stats.median_us;
+        if (p[i].cfg.algo == CCT_DEFAULT) {
+            w->dflt = t;
+            w->d_algo = p[i].nccl_algo;
+            w->d_proto = p[i].nccl_proto;
+        } else if (p[i].cfg.algo == CCT_TUNED) {
+            w->tuned = t;
+            w->t_algo = p[i].nccl_algo;
+            w->t_proto = p[i].nccl_proto;
+        } else if (isnan(w->oracle) || t < w->oracle) {
+            w->oracle = t;
+            w->o_algo = p[i].cfg.algo;
+            w->o_proto = p[i].cfg.proto;
+            w->o_channels = p[i].cfg.channels;
+        }
+    }
+    free(p);
+    memset(sum, 0, sizeof *sum);
+    sum->worst_vs_default = sum->worst_vs_oracle = INFINITY;
+    double log_sum = 0.0;
+    fprintf(out, "| collective | size | NCCL default (us) | tuned (us) | oracle (us) | tuned vs "
+                 "default | tuned vs oracle | default ran | tuned ran | oracle |\n"
+                 "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |\n");
+    if (csv)
+        fprintf(csv, "coll,bytes,default_us,tuned_us,oracle_us,speedup_vs_default,ratio_vs_oracle,"
+                     "default_choice,tuned_choice,oracle_choice,oracle_channels\n");
+    /* rows in plan order: collective, then size */
+    for (size_t i = 1; i < nr; i++)
+        for (size_t j = i;
+             j > 0 && (rows[j].coll < rows[j - 1].coll ||
+                       (rows[j].coll == rows[j - 1].coll && rows[j].bytes < rows[j - 1].bytes));
+             j--) {
+            row t = rows[j];
+            rows[j] = rows[j - 1];
+            rows[j - 1] = t;
+        }
+    for (size_t i = 0; i < nr; i++) {
+        row *w = &rows[i];
+        if (isnan(w->dflt) || isnan(w->tuned) || isnan(w->oracle))
+            continue;
+        double vs_d = w->dflt / w->tuned, vs_o = w->oracle / w->tuned;
+        sum->rows++;
+        log_sum += log(vs_d);
+        if (vs_d < sum->worst_vs_default)
+            sum->worst_vs_default = vs_d;
+        if (vs_o < sum->worst_vs_oracle)
+            sum->worst_vs_oracle = vs_o;
+        sum->below_098_default += vs_d < 0.98;
+        sum->below_098_oracle += vs_o < 0.98;
+        char b[32], c1[32], c2[32], c3[32];
+        fprintf(out, "| %s | %s | %.1f | %.1f | %.1f | %.3f | %.3f | %s | %s | %s ch=%d |\n",
+                cct_coll_name(w->coll), cct_format_bytes(w->bytes, b, sizeof b), w->dflt, w->tuned,
+                w->oracle, vs_d, vs_o, choice(w->d_algo, w->d_proto, c1, sizeof c1),
+                choice(w->t_algo, w->t_proto, c2, sizeof c2),
+                choice(w->o_algo, w->o_proto, c3, sizeof c3), w->o_channels);
+        if (csv)
+            fprintf(csv, "%s,%llu,%.3f,%.3f,%.3f,%.4f,%.4f,%s,%s,%s,%d\n", cct_coll_name(w->coll),
+                    (unsigned long long)w->bytes, w->dflt, w->tuned, w->oracle, vs_d, vs_o, c1, c2,
+                    c3, w->o_channels);
+    }
+    free(rows);
+    if (sum->rows == 0)
+        return cct_error_set(err, CCT_ENOTFOUND,
+                             "run %lld has no size where default, tuned and a forced configuration "
+                             "were all measured",
+                             (long long)run_id);
+    sum->geomean_vs_default = exp(log_sum / (double)sum->rows);
+    fprintf(out,
+            "\n%zu sizes: geometric-mean speed-up over NCCL's default %.3fx; worst tuned/default "
+            "%.3f; worst tuned/oracle %.3f; sizes below 0.98 x default: %zu, below 0.98 x oracle: "
+            "%zu\n",
+            sum->rows, sum->geomean_vs_default, sum->worst_vs_default, sum->worst_vs_oracle,
+            sum->below_098_default, sum->below_098_oracle);
+    return CCT_OK;
+}
+
+int cct_bench_finish(const cct_search_opts *o, int64_t run_id)
+{
+    cct_error err;
+    cct_store *store = NULL;
+    if (cct_store_open(o->store_path, true, &store, &err) != CCT_OK) {
+        fprintf(stderr, "ccltune bench: error: %s\n", err.msg);
+        return 1;
+    }
+    FILE *out = o->bench_report ? fopen(o->bench_report, "w") : stdout;
+    FILE *csv = o->bench_csv ? fopen(o->bench_csv, "w") : NULL;
+    int code = 0;
+    if (!out || (o->bench_csv && !csv)) {
+        fprintf(stderr, "ccltune bench: error: cannot write %s\n",
+                !out ? o->bench_report : o->bench_csv);
+        code = 1;
+    } else {
+        cct_bench_summary sum;
+        if (cct_bench_report(store, run_id, out, csv, &sum, &err) != CCT_OK) {
+            fprintf(stderr, "ccltune bench: error: %s\n", err.msg);
+            code = 1;
+        } else {
+            fprintf(stderr,
+                    "ccltune bench: run %lld: %zu sizes, geometric-mean speed-up over NCCL's "
+                    "default %.3fx, worst vs default %.3f, worst vs oracle %.3f\n",
+                    (long long)run_id, sum.rows, sum.geomean_vs_default, sum.worst_vs_default,
+                    sum.worst_vs_oracle);
+        }
+    }
+    if (out && out != stdout)
+        fclose(out);
+    if (csv)
+        fclose(csv);
+    cct_store_close(store);
+    return code;
+}

@@ -1,24 +1,16 @@
 /*
  * cct_export_csv.h - export a ccltune table as the CSV configuration of NCCL's example
  * tuner plugin (plugins/tuner/example in NCCL's repository; NCCL_TUNER_CONFIG_FILE):
+ * "collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,
+ * numPipeOps,regBuff", for users who deploy that plugin instead of ccltune's.
  *
- *   collective_type,min_bytes,max_bytes,algorithm,protocol,channels,nNodes,nRanks,
- *   numPipeOps,regBuff
+ * The lines must decide what ccltune's lookup decides, under the plugin's rules: its
+ * bands are inclusive, it reads max_bytes with strtoull into a size_t, it presets
+ * *nChannels = 1 and takes the first matching line.  What the format cannot carry (chunk
+ * sizes, recommended_env, predictions, models) is named in the comment header.  The
+ * function comment below gives each rule; docs/import-export.md explains them.
  *
- * for users who deploy that plugin instead of ccltune's.  The conversion, and what the
- * format cannot say, is documented in docs/import-export.md:
- *   - our bands are [min, max); the plugin's are inclusive, so max_bytes = max - 1, and
- *     the open last band ends at 18446744073709551615 (the plugin reads max_bytes with
- *     strtoull into a size_t; 4294967295, the value of its examples, would leave
- *     messages of 4 GiB and more unmatched);
- *   - channels 0 (NCCL's count) is written as 0, not -1: the plugin sets *nChannels = 1
- *     before matching and keeps it for -1, while NCCL treats 0 as "its own count";
- *   - chunk sizes, predictions, models and recommended_env have no column: they are
- *     named in the comment header instead.
- * Sections are ordered so the plugin's first match is the section ccltune's lookup
- * would choose (specific numPipeOps/regBuff before "any").  Output is deterministic.
- *
- * The table must pass cct_table_check().  Nothing is owned or kept.
+ * Nothing is owned or kept.
  */
 #ifndef CCT_EXPORT_CSV_H
 #define CCT_EXPORT_CSV_H
@@ -32,7 +24,14 @@
  * rest of a longer comment would be parsed as a configuration line. */
 #define CCT_EXPORT_CSV_MAX_COMMENT 200
 
-/* Write table to out; source names the table in the header comment (may be NULL). */
+/* Write table (which must pass cct_table_check()) to out, deterministically; source names
+ * it in the header comment (may be NULL).  Conversion:
+ *   - a band [min, max) becomes min,max-1; the open last band ends at 18446744073709551615
+ *     (4294967295, the value of the plugin's examples, would leave >= 4 GiB unmatched);
+ *   - channels 0 (NCCL's count) stays 0, not -1: the plugin keeps its preset 1 for -1,
+ *     while NCCL treats 0 as "its own count";
+ *   - pipe_ops/reg_buff "any" become -1; sections are ordered so the plugin's first match
+ *     is the section cct_table_find_section() chooses (specific keys first). */
 cct_status cct_export_nccl_example_csv(const cct_table *table, const char *source, FILE *out,
                                        cct_error *err);
 

@@ -8,9 +8,8 @@
  * nodes, algorithm) or two different values for one point is an error the user can fix
  * with a flag or a cleaner file.  docs/import-export.md lists the formats and the rules.
  *
- * Imported points carry one summary number per point (nccl-tests reports an average):
- * median_us and mean_us hold it, stats.n the iteration count when known, and the other
- * statistics are NaN unless the input had per-iteration timing.
+ * Imported points carry one summary number (nccl-tests reports an average) in median_us
+ * and mean_us; other statistics are NaN unless the input had per-iteration timing.
  *
  * Ownership: cct_import_result_init() makes an empty result that owns its arrays and name;
  * cct_import_result_destroy() frees them.  cct_import_buffer()/cct_import_file() leave

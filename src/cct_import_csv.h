@@ -1,13 +1,10 @@
 /*
  * cct_import_csv.h - importer for the performance CSV that NCCL's example tuner scripts
- * read (plugins/tuner/example/scripts/sample_performance_data.csv in NCCL's repository):
- *
- *   collective,size_bytes,algorithm,protocol,channels,nodes,ranks,pipeOps,regBuff,
- *   cost_metric,bandwidth_gbps,latency_us
- *
- * The header decides the column order.  Every column above except cost_metric and
- * bandwidth_gbps is required (latency_us is the only time the format has); unknown or
- * repeated columns are errors.  One row becomes one cct_point: channels -1 means NCCL's
+ * read (plugins/tuner/example/scripts/ in NCCL's repository): "collective,size_bytes,
+ * algorithm,protocol,channels,nodes,ranks,pipeOps,regBuff,cost_metric,bandwidth_gbps,
+ * latency_us".  The header decides the column order.  Every column except cost_metric
+ * and bandwidth_gbps is required (latency_us is the only time the format has); unknown
+ * or repeated columns are errors.  One row becomes one cct_point: channels -1 means NCCL's
  * count, nodes/ranks -1 ("any") need --nodes/--ranks, pipeOps and regBuff are checked
  * but not stored (a cct_config has no such dimension), and since the format names no data
  * type or placement the point is recorded as float, out-of-place.

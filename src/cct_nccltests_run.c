@@ -285,6 +285,13 @@ static cct_status resolve_ranks(const cct_nt_run *run, const char *name,
     cct_status rc = listed_ranks(run, name, &listed, err);
     if (rc != CCT_OK)
         return rc;
+    /* every process lists nThread x nGpus ranks */
+    long per_process = (long)run->threads * run->gpus;
+    if (listed && per_process > 0 && listed % per_process != 0)
+        return cct_error_at(err, CCT_EINVAL, name, run->ranks_line, run->ranks_col,
+                            "the log lists %d ranks, not a multiple of nThread x nGpus = %ld: "
+                            "rank lines are missing",
+                            listed, per_process);
     if (listed && run->nccl_ranks && listed != run->nccl_ranks)
         return cct_error_at(err, CCT_EINVAL, name, run->nccl_line, run->nccl_col,
                             "NCCL reports nRanks %d but the log lists %d ranks", run->nccl_ranks,

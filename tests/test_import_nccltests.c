@@ -351,6 +351,36 @@ static void text_hostid_nodes_from_nccl(void **state)
     free(text);
 }
 
+static void rank_lines_must_add_up(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = tu_read(NT "allgather_2.13.0_two_hosts.txt", &len);
+    /* 2 GPUs per process: three rank lines cannot be whole processes */
+    char *cut = tu_replace(text,
+                           "#   Rank  3 Pid   5101 on      dgx-b device  1 [0x47] "
+                           "NVIDIA A100-SXM4-80GB\n",
+                           "");
+    cct_import_opts o;
+    cct_import_opts_init(&o);
+    o.coll = CCT_COLL_ALLGATHER;
+    cct_import_result r;
+    cct_error err;
+    assert_int_equal(tu_import_text(cut, "cut.log", &o, &r, &err), CCT_EINVAL);
+    tu_assert_contains(err.msg, "cut.log:4:1: the log lists 3 ranks, not a multiple of nThread x "
+                                "nGpus = 2");
+    cct_import_result_destroy(&r);
+    /* a gap in the numbering */
+    char *gap = tu_replace(text, "#   Rank  3 Pid", "#   Rank  5 Pid");
+    assert_int_equal(tu_import_text(gap, "gap.log", &o, &r, &err), CCT_EINVAL);
+    tu_assert_contains(err.msg, "gap.log:4:1: the rank lines of this run do not list ranks 0..3 "
+                                "once each (rank 3 is missing)");
+    cct_import_result_destroy(&r);
+    free(gap);
+    free(cut);
+    free(text);
+}
+
 static void json_per_iter_samples(void **state)
 {
     (void)state;
@@ -668,6 +698,7 @@ int main(void)
         cmocka_unit_test(text_two_runs),
         cmocka_unit_test(text_per_iter_env_channels_align),
         cmocka_unit_test(text_hostid_nodes_from_nccl),
+        cmocka_unit_test(rank_lines_must_add_up),
         cmocka_unit_test(json_per_iter_samples),
         cmocka_unit_test(flags_against_the_log),
         cmocka_unit_test(accepted_without_footer),

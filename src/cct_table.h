@@ -33,11 +33,11 @@
 /* One size band: bytes in [min_bytes, max_bytes) use this configuration. */
 typedef struct cct_rule {
     uint64_t min_bytes;
-    uint64_t max_bytes; /* CCT_BYTES_INF for the last band */
-    int algo;           /* cct_algo */
-    int proto;          /* cct_proto */
-    int channels;       /* 0: leave NCCL's channel count */
-    uint64_t chunk_bytes; /* 0: leave NCCL's chunk size (tuner v6 only) */
+    uint64_t max_bytes;    /* CCT_BYTES_INF for the last band */
+    int algo;              /* cct_algo */
+    int proto;             /* cct_proto */
+    int channels;          /* 0: leave NCCL's channel count */
+    uint64_t chunk_bytes;  /* 0: leave NCCL's chunk size (tuner v6 only) */
     double predicted_us;   /* NAN when unknown (hand-written tables) */
     double margin;         /* predicted gain over the runner-up, fraction; NAN when unknown */
     double margin_default; /* predicted gain over NCCL's default, fraction; NAN when unknown */
@@ -67,9 +67,9 @@ typedef struct cct_model {
     int channels;      /* 0: NCCL's choice */
     uint64_t buffsize; /* NCCL_BUFFSIZE the points were measured with; 0: NCCL's default */
     cct_model_kind kind;
-    double alpha_us, alpha_ci; /* intercept and its 95 % confidence half-width */
-    double beta_gbps, beta_ci; /* asymptotic bandwidth and its 95 % confidence half-width */
-    uint64_t break_bytes;      /* segmented only */
+    double alpha_us, alpha_ci;    /* intercept and its 95 % confidence half-width */
+    double beta_gbps, beta_ci;    /* asymptotic bandwidth and its 95 % confidence half-width */
+    uint64_t break_bytes;         /* segmented only */
     double alpha2_us, beta2_gbps; /* segmented only: the line above break_bytes */
     double r2;
     int n_points;
@@ -85,8 +85,8 @@ typedef struct cct_model {
 /* Measured slowdown of a protocol when buffers are offset from 256-byte alignment. */
 typedef struct cct_align_penalty {
     int proto;
-    unsigned offset;  /* bytes */
-    double penalty;   /* fraction: 0.05 = 5 % slower than aligned */
+    unsigned offset; /* bytes */
+    double penalty;  /* fraction: 0.05 = 5 % slower than aligned */
 } cct_align_penalty;
 
 typedef struct cct_section {
@@ -108,8 +108,8 @@ typedef struct cct_kv {
 } cct_kv;
 
 typedef struct cct_fingerprint {
-    char *gpu;         /* "NVIDIA H200" as the CUDA driver names it */
-    int cc;            /* compute capability * 10: 90 for 9.0 */
+    char *gpu; /* "NVIDIA H200" as the CUDA driver names it */
+    int cc;    /* compute capability * 10: 90 for 9.0 */
     int gpus_per_node;
     int nodes;
     int ranks_per_gpu; /* > 1: several rank processes shared each GPU (MPS + NCCL_HOSTID) */
@@ -205,10 +205,12 @@ const char *cct_cc_format(int cc, char *buf, size_t len);
 
 /* Load and fully validate a table.  `name` is used in messages ("FILE:LINE:COL: ...").
  * `table` is an output: it is initialised here (anything it held is not freed).  On failure
- * the table is left empty (destroyed) and err explains. */
+ * the table is left empty (destroyed) and err explains.  _file applies the safe-loading
+ * rules of cct_safe_file.h first (regular file, size, mode, owner, directory): CCT_EPERM
+ * and "PATH: unsafe file (rule NAME): ..." when one fails. */
 cct_status cct_table_load_file(const char *path, cct_table *table, cct_error *err);
-cct_status cct_table_load_buffer(const char *data, size_t len, const char *name,
-                                 cct_table *table, cct_error *err);
+cct_status cct_table_load_buffer(const char *data, size_t len, const char *name, cct_table *table,
+                                 cct_error *err);
 
 /* Write deterministically: the same table always produces the same bytes. */
 cct_status cct_table_write(const cct_table *table, FILE *out, cct_error *err);

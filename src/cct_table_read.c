@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "cct_safe_file.h"
 #include "cct_suggest.h"
 
 #define MAX_ENV 256          /* recommended_env entries; keeps a hostile table's cost linear */
@@ -1294,52 +1295,11 @@ cct_status cct_table_load_buffer(const char *data, size_t len, const char *name,
 cct_status cct_table_load_file(const char *path, cct_table *table, cct_error *err)
 {
     cct_table_init(table);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return cct_error_at(err, CCT_EIO, path, 0, 0, "cannot open: %s", strerror(errno));
-    struct stat sb;
-    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
-        (uint64_t)sb.st_size > CCT_TABLE_MAX_FILE_BYTES) {
-        close(fd);
-        return cct_error_at(err, CCT_EPERM, path, 0, 0,
-                            "the file is %llu bytes, more than the limit of %u MiB",
-                            (unsigned long long)sb.st_size, CCT_TABLE_MAX_FILE_BYTES >> 20);
-    }
-    /* read to EOF rather than trusting st_size: pipes and /proc files report 0 */
-    size_t cap = S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size + 1 : 65536;
+    /* the safe-loading rules (cct_safe_file.h): tables steer every job that loads them */
+    cct_safe_rules rules = cct_safe_rules_default(CCT_TABLE_MAX_FILE_BYTES);
+    char *buf = NULL;
     size_t len = 0;
-    char *buf = malloc(cap);
-    cct_status st = buf ? CCT_OK : cct_error_at(err, CCT_ENOMEM, path, 0, 0, "out of memory");
-    while (st == CCT_OK) {
-        if (len == cap) {
-            if (cap > CCT_TABLE_MAX_FILE_BYTES) {
-                st = cct_error_at(err, CCT_EPERM, path, 0, 0,
-                                  "the file is larger than the limit of %u MiB",
-                                  CCT_TABLE_MAX_FILE_BYTES >> 20);
-                break;
-            }
-            size_t ncap = cap * 2 > (size_t)CCT_TABLE_MAX_FILE_BYTES + 1
-                              ? (size_t)CCT_TABLE_MAX_FILE_BYTES + 1
-                              : cap * 2;
-            char *nb = realloc(buf, ncap);
-            if (!nb) {
-                st = cct_error_at(err, CCT_ENOMEM, path, 0, 0, "out of memory");
-                break;
-            }
-            buf = nb;
-            cap = ncap;
-        }
-        ssize_t n = read(fd, buf + len, cap - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            st = cct_error_at(err, CCT_EIO, path, 0, 0, "cannot read: %s", strerror(errno));
-        else if (n == 0)
-            break;
-        else
-            len += (size_t)n;
-    }
-    close(fd);
+    cct_status st = cct_safe_read(path, &rules, &buf, &len, err, NULL);
     if (st == CCT_OK)
         st = cct_table_load_buffer(buf, len, path, table, err);
     free(buf);

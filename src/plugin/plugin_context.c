@@ -412,6 +412,8 @@ cct_pctx *cct_ctx_create_with(const cct_pstate *ps, const cct_gpu_facts *gpu, in
     }
     char verdict[2048] = "";
     size_t n_sec = 0, n_rules = 0;
+    if (ok && ps->status == CCT_TABLE_OK && ps->waived.msg[0] && cct_warn_first(CCT_WARN_UNSAFE_OK))
+        CCT_WARN(log, "%s; used anyway because CCLTUNE_TABLE_UNSAFE_OK=1", ps->waived.msg);
     if (ok && ps->status == CCT_TABLE_OK)
         ok = resolve_table(ctx, ps, &g, verdict, sizeof verdict, &n_sec, &n_rules);
     else if (ok)

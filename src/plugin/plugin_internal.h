@@ -66,6 +66,7 @@ typedef enum cct_warn_topic {
     CCT_WARN_FORCE = 1 + CCT_FP_NUM_VERDICTS,
     CCT_WARN_V1_SHAPES,
     CCT_WARN_NO_MEMORY,
+    CCT_WARN_UNSAFE_OK, /* a table loaded although a safe-loading rule failed (waived) */
     CCT_NUM_WARN_TOPICS
 } cct_warn_topic;
 bool cct_warn_first(int topic);
@@ -166,6 +167,7 @@ typedef struct cct_pstate {
     size_t n_rules;        /* over all sections */
     cct_band_index *index; /* one per table section, same order */
     cct_error err;         /* why status == CCT_TABLE_FAILED (or CCLTUNE_FORCE was rejected) */
+    cct_error waived;      /* a safe-loading rule CCLTUNE_TABLE_UNSAFE_OK=1 waived; "" if none */
     bool strict;           /* CCLTUNE_STRICT */
     bool trace;            /* NCCL_DEBUG=TRACE: format TRACE lines */
     int nccl_version;

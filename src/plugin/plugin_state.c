@@ -1,25 +1,25 @@
 /*
  * plugin_state.c - the process-wide half of the plugin: the table, parsed once.
  *
- * Jobs create hundreds of communicators (MoE, pipeline groups), often from several
- * threads; each gets a context, but all of them share one table parsed at the first init
- * (pthread_once) and never modified afterwards, so lookups need no locks.  The environment
- * that shapes every decision (table path, CCLTUNE_STRICT, NCCL_DEBUG, NCCL_ALGO/PROTO,
- * NCCL_HOSTID, NCCL_LL128_C2C) is read at the same moment, once, and so is the NCCL
- * version.  The table path is CCLTUNE_TABLE, else NCCL_TUNER_CONFIG_FILE when it names a
- * .yaml/.yml file (that variable also serves other tuners' formats).  Each section's
- * search index (plugin_index.c) is built here too.
+ * Jobs create hundreds of communicators, often from several threads; all their contexts
+ * share one table parsed at the first init (pthread_once) and never modified afterwards,
+ * so lookups need no locks.  The environment that shapes every decision (table path,
+ * CCLTUNE_STRICT, NCCL_DEBUG, NCCL_ALGO/PROTO, NCCL_HOSTID, NCCL_LL128_C2C) and the NCCL
+ * version are read at the same moment, once.  The table path is CCLTUNE_TABLE, else
+ * NCCL_TUNER_CONFIG_FILE when it names a .yaml/.yml file (that variable also serves other
+ * tuners' formats); the file is read under the safe-loading rules (cct_safe_file.h) and
+ * each section's search index (plugin_index.c) is built here too.
  *
- * NCCL dlcloses the plugin when its last communicator is destroyed; the destructor then
- * frees the table, unless contexts are still alive (a process exiting without destroying
- * its communicators): memory then stays with the exiting process rather than risking a
- * use-after-free on another thread.
+ * NCCL dlcloses the plugin when its last communicator is destroyed; the destructor frees
+ * the table then, unless contexts are still alive (a process exiting without destroying its
+ * communicators): the memory stays with the exiting process rather than risk a use-after-free.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "cct_safe_file.h"
 #include "plugin_internal.h"
 
 static cct_pstate state;
@@ -73,7 +73,15 @@ static void load_table(cct_pstate *ps)
         return;
     }
     strcpy(ps->path, path);
-    cct_status st = cct_table_load_file(ps->path, &ps->table, &ps->err);
+    /* the safe-loading rules (cct_safe_file.h, docs/plugin.md): a table steers every job
+     * that loads it, so one others could have written is refused like a malformed one */
+    cct_safe_rules rules = cct_safe_rules_default(CCT_TABLE_MAX_FILE_BYTES);
+    char *data = NULL;
+    size_t len = 0;
+    cct_status st = cct_safe_read(ps->path, &rules, &data, &len, &ps->err, &ps->waived);
+    if (st == CCT_OK)
+        st = cct_table_load_buffer(data, len, ps->path, &ps->table, &ps->err);
+    free(data);
     if (st != CCT_OK) {
         ps->status = CCT_TABLE_FAILED;
         if (!ps->err.msg[0])

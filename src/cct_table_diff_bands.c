@@ -1,0 +1,268 @@
+/*
+ * cct_table_diff_bands.c - one section against the same key's section of the other table:
+ * the decisions size range by size range, predicted times, and the models behind them.
+ *
+ * The boundaries of both sections' bands, merged, cut [0, inf) into ranges on which each
+ * table makes exactly one choice; a split or merged band therefore shows up only where the
+ * choice really differs.  Consecutive ranges with the same change become one line.
+ * Predictions are evaluated at the geometric middle of each range (see mid_bytes), from the
+ * models behind the rules (cct_rule_model.h), else from a band's predicted_us.  For a
+ * changed choice both configurations are predicted from the new table's models when it has
+ * both, so the percentage compares like with like; the old table is the fallback.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cct_model.h"
+#include "cct_rule_model.h"
+#include "cct_table_diff_internal.h"
+
+/* Where a range's prediction is taken: its geometric middle.  Open ends get a size one
+ * factor of two inside the known end; [0, inf) (a one-band section) uses 1 MiB. */
+static uint64_t mid_bytes(uint64_t lo, uint64_t hi)
+{
+    if (lo == 0 && hi == CCT_BYTES_INF)
+        return 1u << 20;
+    if (lo == 0)
+        return hi / 2 > 0 ? hi / 2 : 1;
+    if (hi == CCT_BYTES_INF)
+        return lo <= UINT64_MAX / 2 ? lo * 2 : lo;
+    return (uint64_t)llround(sqrt((double)lo) * sqrt((double)hi));
+}
+
+static cct_diff_config config_of(const cct_rule *r)
+{
+    cct_diff_config c = {r->algo, r->proto, r->channels, r->chunk_bytes};
+    return c;
+}
+
+static bool config_equal(const cct_diff_config *a, const cct_diff_config *b)
+{
+    return a->algo == b->algo && a->proto == b->proto && a->channels == b->channels &&
+           a->chunk_bytes == b->chunk_bytes;
+}
+
+/* Predicted time of configuration c in a table's section at n bytes; the band's own
+ * predicted_us when the section has no model for it (rule may be NULL). */
+static double predict(const cct_table *t, const cct_section *s, const cct_diff_config *c,
+                      const cct_rule *rule, uint64_t n)
+{
+    cct_rule probe = cct_rule_blank();
+    probe.algo = c->algo;
+    probe.proto = c->proto;
+    probe.channels = c->channels;
+    const cct_model *m = cct_rule_model(t, s, &probe);
+    double v = m ? cct_model_predict(m, n) : NAN;
+    if (isfinite(v) && v > 0)
+        return v;
+    if (rule) {
+        cct_diff_config rc = config_of(rule);
+        if (config_equal(&rc, c) && isfinite(rule->predicted_us) && rule->predicted_us > 0)
+            return rule->predicted_us;
+    }
+    return NAN;
+}
+
+/* A change being accumulated over consecutive ranges. */
+typedef struct pending {
+    bool open;
+    cct_diff_change c;
+    int sign; /* PREDICTED: +1 faster, -1 slower; ranges merge only with the same sign */
+} pending;
+
+static cct_status flush(cct_diff *d, pending *p)
+{
+    if (!p->open)
+        return CCT_OK;
+    p->open = false;
+    return cct_diff_push(d, &p->c);
+}
+
+static void widen(cct_diff_change *c, double speedup)
+{
+    if (isnan(speedup))
+        return;
+    c->speedup_lo = isnan(c->speedup_lo) ? speedup : fmin(c->speedup_lo, speedup);
+    c->speedup_hi = isnan(c->speedup_hi) ? speedup : fmax(c->speedup_hi, speedup);
+}
+
+/* One range [lo, hi) on which each table has one rule: extend the pending change, or flush
+ * it and start another, or just flush when nothing worth a line changed here. */
+static cct_status range(cct_diff *d, pending *p, const cct_diff_change *key, const cct_table *ta,
+                        const cct_section *sa, const cct_rule *ra, const cct_table *tb,
+                        const cct_section *sb, const cct_rule *rb, uint64_t lo, uint64_t hi,
+                        double threshold)
+{
+    cct_diff_config from = config_of(ra), to = config_of(rb);
+    uint64_t n = mid_bytes(lo, hi);
+    cct_diff_kind kind;
+    double speedup;
+    int sign = 0;
+    if (!config_equal(&from, &to)) {
+        kind = from.algo != to.algo || from.proto != to.proto ? CCT_DIFF_CHOICE : CCT_DIFF_TUNING;
+        double t_old = predict(tb, sb, &from, NULL, n);
+        if (isnan(t_old))
+            t_old = predict(ta, sa, &from, ra, n);
+        speedup = t_old / predict(tb, sb, &to, rb, n) - 1.0;
+    } else {
+        double t_old = predict(ta, sa, &from, ra, n), t_new = predict(tb, sb, &to, rb, n);
+        if (!(fabs(t_new - t_old) > threshold * t_old)) /* also false for NAN */
+            return flush(d, p);
+        kind = CCT_DIFF_PREDICTED;
+        speedup = t_old / t_new - 1.0;
+        sign = speedup > 0 ? 1 : -1;
+    }
+    if (!isfinite(speedup))
+        speedup = NAN;
+    if (p->open && p->c.kind == kind && p->sign == sign && config_equal(&p->c.from, &from) &&
+        config_equal(&p->c.to, &to) && p->c.max_bytes == lo) {
+        p->c.max_bytes = hi;
+        widen(&p->c, speedup);
+        return CCT_OK;
+    }
+    cct_status st = flush(d, p);
+    p->open = true;
+    p->sign = sign;
+    p->c = *key;
+    p->c.kind = kind;
+    p->c.level = kind == CCT_DIFF_PREDICTED ? CCT_DIFF_NOTE : CCT_DIFF_DECISION;
+    p->c.min_bytes = lo;
+    p->c.max_bytes = hi;
+    p->c.from = from;
+    p->c.to = to;
+    widen(&p->c, speedup);
+    return st;
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+static cct_status bands(cct_diff *d, const cct_diff_change *key, const cct_table *ta,
+                        const cct_section *sa, const cct_table *tb, const cct_section *sb,
+                        double threshold)
+{
+    size_t n = sa->n_rules + sb->n_rules, k = 0;
+    uint64_t *cuts = malloc((n ? n : 1) * sizeof *cuts);
+    if (!cuts)
+        return CCT_ENOMEM;
+    for (size_t i = 0; i < sa->n_rules; i++)
+        cuts[k++] = sa->rules[i].min_bytes;
+    for (size_t i = 0; i < sb->n_rules; i++)
+        cuts[k++] = sb->rules[i].min_bytes;
+    qsort(cuts, k, sizeof *cuts, cmp_u64);
+    size_t u = 0;
+    for (size_t i = 0; i < k; i++)
+        if (u == 0 || cuts[i] != cuts[u - 1])
+            cuts[u++] = cuts[i];
+    pending p = {.open = false};
+    cct_status st = CCT_OK;
+    for (size_t i = 0; st == CCT_OK && i < u; i++) {
+        uint64_t lo = cuts[i], hi = i + 1 < u ? cuts[i + 1] : CCT_BYTES_INF;
+        const cct_rule *ra = cct_section_lookup(sa, lo), *rb = cct_section_lookup(sb, lo);
+        if (!ra || !rb) /* a section without rules: the loader refuses it */
+            continue;
+        st = range(d, &p, key, ta, sa, ra, tb, sb, rb, lo, hi, threshold);
+    }
+    if (st == CCT_OK)
+        st = flush(d, &p);
+    free(cuts);
+    return st;
+}
+
+static bool num_equal(double a, double b)
+{
+    return a == b || (isnan(a) && isnan(b));
+}
+
+static bool model_same_key(const cct_model *a, const cct_model *b)
+{
+    return a->algo == b->algo && a->proto == b->proto && a->channels == b->channels &&
+           a->buffsize == b->buffsize && a->ll_buffsize == b->ll_buffsize &&
+           a->ll128_buffsize == b->ll128_buffsize;
+}
+
+static bool model_equal(const cct_model *a, const cct_model *b)
+{
+    if (a->kind != b->kind || a->n_points != b->n_points || a->poor_fit != b->poor_fit ||
+        a->break_bytes != b->break_bytes || a->n_segments != b->n_segments ||
+        !num_equal(a->alpha_us, b->alpha_us) || !num_equal(a->alpha_ci, b->alpha_ci) ||
+        !num_equal(a->beta_gbps, b->beta_gbps) || !num_equal(a->beta_ci, b->beta_ci) ||
+        !num_equal(a->alpha2_us, b->alpha2_us) || !num_equal(a->beta2_gbps, b->beta2_gbps) ||
+        !num_equal(a->r2, b->r2))
+        return false;
+    for (int i = 0; i < a->n_segments && i < CCT_MODEL_MAX_SEGMENTS; i++) {
+        const cct_model_segment *x = &a->segments[i], *y = &b->segments[i];
+        if (x->from_bytes != y->from_bytes || !num_equal(x->alpha_us, y->alpha_us) ||
+            !num_equal(x->alpha_ci, y->alpha_ci) || !num_equal(x->beta_gbps, y->beta_gbps) ||
+            !num_equal(x->beta_ci, y->beta_ci))
+            return false;
+    }
+    return true;
+}
+
+static const cct_model *find_model(const cct_section *s, const cct_model *key)
+{
+    for (size_t i = 0; i < s->n_models; i++)
+        if (model_same_key(&s->models[i], key))
+            return &s->models[i];
+    return NULL;
+}
+
+/* Alignment entries as sets: the same (proto, offset) keys with the same penalties. */
+static bool alignment_equal(const cct_section *a, const cct_section *b)
+{
+    if (a->n_penalties != b->n_penalties)
+        return false;
+    for (size_t i = 0; i < a->n_penalties; i++) {
+        const cct_align_penalty *x = &a->penalties[i];
+        bool found = false;
+        for (size_t j = 0; j < b->n_penalties && !found; j++) {
+            const cct_align_penalty *y = &b->penalties[j];
+            found =
+                x->proto == y->proto && x->offset == y->offset && num_equal(x->penalty, y->penalty);
+        }
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+static cct_status models(cct_diff *d, const cct_diff_change *key, const cct_section *sa,
+                         const cct_section *sb)
+{
+    cct_diff_change c = *key;
+    c.kind = CCT_DIFF_MODELS;
+    c.level = CCT_DIFF_RECORD;
+    for (size_t i = 0; i < sa->n_models; i++) {
+        const cct_model *other = find_model(sb, &sa->models[i]);
+        if (!other)
+            c.models_removed++;
+        else if (!model_equal(&sa->models[i], other))
+            c.models_changed++;
+    }
+    for (size_t i = 0; i < sb->n_models; i++)
+        c.models_added += find_model(sa, &sb->models[i]) == NULL;
+    c.alignment_changed = !alignment_equal(sa, sb);
+    if (!c.models_removed && !c.models_changed && !c.models_added && !c.alignment_changed)
+        return CCT_OK;
+    return cct_diff_push(d, &c);
+}
+
+cct_status cct_diff_section_pair(cct_diff *diff, const cct_table *old_t, const cct_section *old_s,
+                                 const cct_table *new_t, const cct_section *new_s, double threshold)
+{
+    cct_diff_change key = cct_diff_change_blank(CCT_DIFF_CHOICE, CCT_DIFF_DECISION);
+    key.coll = old_s->coll;
+    key.ranks = old_s->ranks;
+    key.nodes = old_s->nodes;
+    key.pipe_ops = old_s->pipe_ops;
+    key.reg_buff = old_s->reg_buff;
+    cct_status st = bands(diff, &key, old_t, old_s, new_t, new_s, threshold);
+    if (st == CCT_OK)
+        st = models(diff, &key, old_s, new_s);
+    return st;
+}

@@ -1,0 +1,136 @@
+/*
+ * cmd_diff.c - `ccltune diff OLD.yaml NEW.yaml`: what changed between two tables, one line
+ * per change, in words a reviewer reads in a pull request.
+ *
+ * The comparison is cct_table_diff() (cct_table_diff.h); this file loads both tables with
+ * the loader the plugin uses, prints the lines of the levels asked for and a last summary
+ * line, and chooses the exit status like diff(1): 0 the decisions are equal (provenance
+ * and other bookkeeping may differ: --all lists it), 1 they differ, 2 trouble -- a usage
+ * error or a table that does not load, whose FILE:LINE:COLUMN message is printed on stderr
+ * as `ccltune validate` prints it.  2 rather than 1 for a broken file, so that a script
+ * never mistakes "could not compare" for "changed".
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cct_cli.h"
+#include "cct_table.h"
+#include "cct_table_diff.h"
+
+static const char *const NAME = "diff";
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: ccltune diff [--threshold F] [--all] OLD.yaml NEW.yaml\n\n"
+            "Say what changed between two tuning tables, one line per change:\n"
+            "  allreduce, 8 ranks (1 node), 2 MiB–4 MiB: ring/ll → ring/simple, predicted 12 %% "
+            "faster\n"
+            "Decisions are compared size range by size range over both tables' band edges.\n\n"
+            "  --threshold F  list a configuration whose predicted time moved by more than\n"
+            "                 this fraction (default 0.05)\n"
+            "  -a, --all      also list provenance, the LL128 reason and refitted models\n"
+            "  -h, --help     show this help\n\n"
+            "Exit status: 0 the decisions are equal, 1 they differ, 2 usage error or a table\n"
+            "that does not load.\n");
+}
+
+static cct_status parse_fraction(const char *text, double *out)
+{
+    char *end = NULL;
+    double v = text && *text ? strtod(text, &end) : NAN;
+    if (!end || *end != '\0' || !isfinite(v) || v < 0)
+        return CCT_EINVAL;
+    *out = v;
+    return CCT_OK;
+}
+
+static void summary(const cct_diff *d, bool all)
+{
+    size_t dec = d->n_level[CCT_DIFF_DECISION], note = d->n_level[CCT_DIFF_NOTE];
+    size_t rec = d->n_level[CCT_DIFF_RECORD];
+    if (dec)
+        printf("%zu decision change%s", dec, dec == 1 ? "" : "s");
+    else
+        printf("decisions unchanged");
+    if (note)
+        printf(", %zu note%s", note, note == 1 ? "" : "s");
+    if (rec && all)
+        printf(", %zu record change%s (provenance, models)", rec, rec == 1 ? "" : "s");
+    else if (rec)
+        printf("; %zu record change%s (provenance, models) not shown, --all lists %s", rec,
+               rec == 1 ? "" : "s", rec == 1 ? "it" : "them");
+    printf("\n");
+}
+
+int cct_cmd_diff(int argc, char **argv)
+{
+    enum { OPT_THRESHOLD = 256 };
+    static const struct option options[] = {
+        {"threshold", required_argument, NULL, OPT_THRESHOLD},
+        {"all", no_argument, NULL, 'a'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    cct_diff_options opt;
+    cct_diff_options_default(&opt);
+    bool all = false;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+ah", options, NULL)) != -1) {
+        switch (c) {
+        case 'a':
+            all = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return CCT_EXIT_OK;
+        case OPT_THRESHOLD:
+            if (parse_fraction(optarg, &opt.threshold) != CCT_OK)
+                return cct_cli_usage_error(NAME,
+                                           "--threshold wants a fraction >= 0 such as 0.05, not "
+                                           "'%s'",
+                                           optarg);
+            break;
+        case ':':
+            return cct_cli_usage_error(NAME, "%s needs a value", argv[optind - 1]);
+        default:
+            if (optopt)
+                return cct_cli_usage_error(NAME, "unknown option '-%c'", optopt);
+            return cct_cli_usage_error(NAME, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 2)
+        return cct_cli_usage_error(NAME, "expected two tables (OLD.yaml NEW.yaml), got %d",
+                                   argc - optind);
+    cct_table old_t, new_t;
+    cct_error err;
+    if (cct_table_load_file(argv[optind], &old_t, &err) != CCT_OK) {
+        fprintf(stderr, "%s\n", err.msg);
+        return CCT_EXIT_USAGE;
+    }
+    if (cct_table_load_file(argv[optind + 1], &new_t, &err) != CCT_OK) {
+        fprintf(stderr, "%s\n", err.msg);
+        cct_table_destroy(&old_t);
+        return CCT_EXIT_USAGE;
+    }
+    cct_diff d;
+    cct_status st = cct_table_diff(&old_t, &new_t, &opt, &d, &err);
+    cct_table_destroy(&old_t);
+    cct_table_destroy(&new_t);
+    if (st != CCT_OK) {
+        cct_cli_fail(NAME, "%s", err.msg);
+        return CCT_EXIT_USAGE;
+    }
+    for (size_t i = 0; i < d.n_changes; i++)
+        if (d.changes[i].level != CCT_DIFF_RECORD || all)
+            printf("%s\n", d.changes[i].text);
+    summary(&d, all);
+    int status = cct_diff_decisions_equal(&d) ? CCT_EXIT_OK : CCT_EXIT_FAIL;
+    cct_diff_destroy(&d);
+    return status;
+}

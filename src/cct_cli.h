@@ -37,6 +37,7 @@ cct_status cct_cli_parse_int(const char *text, long min, long max, long *out);
 int cct_cmd_validate(int argc, char **argv);
 int cct_cmd_explain(int argc, char **argv);
 int cct_cmd_diff(int argc, char **argv);
+int cct_cmd_plot(int argc, char **argv);
 int cct_cmd_probe(int argc, char **argv);
 int cct_cmd_search(int argc, char **argv);
 int cct_cmd_fit(int argc, char **argv);

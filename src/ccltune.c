@@ -25,6 +25,7 @@ static const cct_command commands[] = {
     {"search", "measure NCCL collectives into the measurement store", cct_cmd_search},
     {"fit", "fit models to stored measurements and write the table", cct_cmd_fit},
     {"bench", "time a table against NCCL's defaults and the best forced choice", cct_cmd_bench},
+    {"tune", "search, fit, table and plots in one command (the main job)", cct_cmd_tune},
     {"import", "read nccl-tests logs or tuner-script CSV into the store", cct_cmd_import},
     {"export", "write a table as NCCL's example tuner plugin CSV", cct_cmd_export},
 };

@@ -42,6 +42,7 @@ int cct_cmd_probe(int argc, char **argv);
 int cct_cmd_search(int argc, char **argv);
 int cct_cmd_fit(int argc, char **argv);
 int cct_cmd_bench(int argc, char **argv);
+int cct_cmd_tune(int argc, char **argv);
 int cct_cmd_import(int argc, char **argv);
 int cct_cmd_export(int argc, char **argv);
 

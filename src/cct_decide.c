@@ -154,6 +154,32 @@ static size_t pick(const ctx *x, uint64_t bytes)
             tw = t;
         }
     }
+    /* The preference among ties must not cost more than max_loss_default against NCCL's
+     * own default (the table would then lose to not being installed): fall back to the
+     * forced twin of NCCL's choice (its algorithm and protocol, NCCL's channel count), or
+     * else to the fastest candidate. */
+    double tb = x->base ? cct_dconf_time(x->base, bytes) : NAN;
+    if (win != SIZE_MAX && isfinite(tb) && tw > tb * (1.0 + x->opt->max_loss_default)) {
+        size_t fastest = SIZE_MAX, twin = SIZE_MAX;
+        double tf = INFINITY;
+        int da, dp;
+        bool known = default_choice(x, bytes, &da, &dp);
+        for (size_t q = 0; q < x->n_cand; q++) {
+            size_t i = x->cand[q];
+            double t = cct_dconf_time(&x->sec->conf[i], bytes);
+            if (t < tf) {
+                tf = t;
+                fastest = i;
+            }
+            const cct_config *c = &x->sec->conf[i].cfg;
+            if (known && c->algo == da && c->proto == dp && c->channels == 0)
+                twin = i;
+        }
+        win = twin != SIZE_MAX &&
+                      cct_dconf_time(&x->sec->conf[twin], bytes) <= tf * (1.0 + x->opt->tie)
+                  ? twin
+                  : fastest;
+    }
     return win;
 }
 

@@ -26,13 +26,16 @@
 #include "cct_table.h"
 
 typedef struct cct_decide_options {
-    double tie;             /* configurations within this fraction of the fastest tie (0.05) */
-    double min_band_factor; /* an interior band must span max/min >= this (2.0); <= 1: off */
-    int min_band_sizes;     /* every band must rest on this many measured sizes (2); <=1: off */
-    bool ll128_allowed;     /* false: every LL128 configuration is excluded (default false) */
-    bool worst_case_align;  /* rank by time at the protocol's worst measured misalignment */
-    int dtype;              /* CCT_DTYPE_*; -1: the one data type the points have (default) */
-    bool auto_buffers;      /* choose the buffer sizes (default); else use the three below */
+    double tie;              /* configurations within this fraction of the fastest tie (0.05) */
+    double max_loss_default; /* a tie-break may not pick a configuration predicted slower than
+                              * NCCL's default by more than this fraction (0.02); then the
+                              * fastest, or NCCL's own choice forced, wins instead */
+    double min_band_factor;  /* an interior band must span max/min >= this (2.0); <= 1: off */
+    int min_band_sizes;      /* every band must rest on this many measured sizes (2); <=1: off */
+    bool ll128_allowed;      /* false: every LL128 configuration is excluded (default false) */
+    bool worst_case_align;   /* rank by time at the protocol's worst measured misalignment */
+    int dtype;               /* CCT_DTYPE_*; -1: the one data type the points have (default) */
+    bool auto_buffers;       /* choose the buffer sizes (default); else use the three below */
     uint64_t buffsize, ll_buffsize, ll128_buffsize; /* NCCL_*BUFFSIZE of the rules; 0: default */
     cct_fit_options fit;
 } cct_decide_options;

@@ -20,6 +20,7 @@ void cct_decide_options_default(cct_decide_options *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->tie = 0.05;
+    opt->max_loss_default = 0.02;
     opt->min_band_factor = 2.0;
     opt->min_band_sizes = 2;
     opt->ll128_allowed = false;

@@ -248,6 +248,35 @@ static void test_tie_prefers_nccl_default(void **state)
     }
 }
 
+/* A tie-break may not cost more than max_loss_default against NCCL's own choice: with
+ * NCCL's default (ring/simple, its own channels) measured at 1.00, the 2-channel config at
+ * 1.04 ties with the fastest (ring/simple, NCCL's channels, 1.00) and would win on fewer
+ * channels; the guard hands the band to the forced twin of NCCL's choice instead. */
+static void test_tie_break_never_loses_to_default(void **state)
+{
+    (void)state;
+    pts *s = calloc(1, sizeof *s);
+    add_line(s, NULL, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, 20.0, 3.0, 1.00, 0.0);
+    add_line(s, NULL, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 2, 20.0, 3.0, 1.04, 0.0);
+    add_baseline(s, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 1.00);
+    cct_table t;
+    const cct_section *sec = build(s, NULL, &t);
+    assert_int_equal(sec->n_rules, 1);
+    assert_int_equal(sec->rules[0].channels, 0);
+    assert_true(fabs(sec->rules[0].margin_default) < 1e-9);
+    cct_table_destroy(&t);
+    /* with the guard loosened to 5 %, the documented preference (fewer channels) wins */
+    cct_decide_options opt;
+    cct_decide_options_default(&opt);
+    opt.max_loss_default = 0.05;
+    sec = build(s, &opt, &t);
+    assert_int_equal(sec->n_rules, 1);
+    assert_int_equal(sec->rules[0].channels, 2);
+    assert_true(sec->rules[0].margin_default < -0.03);
+    cct_table_destroy(&t);
+    free(s);
+}
+
 static void test_equal_bands_merge_and_blips_absorbed(void **state)
 {
     (void)state;
@@ -615,6 +644,7 @@ int main(void)
         cmocka_unit_test(test_tie_prefers_fewer_channels),
         cmocka_unit_test(test_tie_prefers_alignment_tolerant_protocol),
         cmocka_unit_test(test_tie_prefers_nccl_default),
+        cmocka_unit_test(test_tie_break_never_loses_to_default),
         cmocka_unit_test(test_equal_bands_merge_and_blips_absorbed),
         cmocka_unit_test(test_failed_configurations_excluded),
         cmocka_unit_test(test_ll128_forbidden),

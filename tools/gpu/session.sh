@@ -10,7 +10,11 @@
 # recorded dataset), tune2/tune4/tune8 (end to end).  Logs go to $OUT/logs; a tarball of
 # them and a summary come back.  Nothing here changes the GPU's settings.
 set -uo pipefail
-OUT=${OUT:-/tmp/ccltune-out}
+# Stages write under WORK; only results.tar.gz (refreshed after every stage when PACK=1) and
+# summary.txt go to $OUT, so whatever a stopped command leaves is one archive.
+FINAL=${OUT:-/tmp/ccltune-out}
+if [ -n "${PACK:-}" ]; then OUT=/tmp/ccltune-work; else OUT=$FINAL; fi
+mkdir -p "$FINAL"
 LOG=$OUT/logs
 mkdir -p "$LOG"
 export PATH=/usr/local/cuda/bin:$PATH
@@ -20,7 +24,10 @@ B=$ROOT/build-gpu
 CCLTUNE=$B/src/ccltune
 PLUGIN=$B/src/plugin/libnccl-tuner-ccltune.so
 NT=$ROOT/build-nt
-summary() { echo "$*" | tee -a "$OUT/summary.txt"; }
+summary() {
+    echo "$*" | tee -a "$OUT/summary.txt"
+    [ "$OUT" != "$FINAL" ] && echo "$*" >>"$FINAL/summary.txt"
+}
 
 # nccl-tests under mpirun, every rank on GPU 0 as its own NCCL "node" (own NCCL_HOSTID)
 nt() {
@@ -117,13 +124,58 @@ search() {
 stage_search2() { search 2 "${MAX2:-64M}" ${SEARCH_ARGS:-}; }
 stage_search4() { search 4 "${MAX4:-64M}" ${SEARCH_ARGS:-}; }
 
+# the end-to-end pipeline (issue 5): adaptive search + fit + table with `ccltune tune`,
+# then `ccltune bench` of that table on the same kind of communicator
+TUNE_ARGS=${TUNE_ARGS:---channels nccl,1,2,max --align 0,4 --buffsize default,1M --cycles 4 --timeout 60}
+tune() {
+    local ranks=$1 maxb=$2
+    local t0=$SECONDS
+    "$CCLTUNE" tune -o "$OUT/h200-socket-${ranks}ranks.yaml" --store "$OUT/tune-$ranks.db" --no-plots \
+        --note "lent H200, $ranks rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)" \
+        --ranks-per-gpu "$ranks" --ranks "$ranks" --max-bytes "$maxb" $TUNE_ARGS >"$LOG/tune-$ranks.log" 2>&1
+    summary "tune $ranks ranks: rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'wrote|session [0-9]+/' "$LOG/tune-$ranks.log" | tr '\n' ' ')"
+}
+exhaustive() {
+    local ranks=$1 maxb=$2
+    local t0=$SECONDS
+    "$CCLTUNE" search --exhaustive --store "$OUT/exhaustive-$ranks.db" --ranks-per-gpu "$ranks" \
+        --ranks "$ranks" --max-bytes "$maxb" $TUNE_ARGS >"$LOG/exhaustive-$ranks.log" 2>&1
+    summary "exhaustive $ranks ranks: rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'session [0-9]+/' "$LOG/exhaustive-$ranks.log" | tr '\n' ' ')"
+}
+bench() {
+    local ranks=$1 maxb=$2
+    local t0=$SECONDS
+    "$CCLTUNE" bench "$OUT/h200-socket-${ranks}ranks.yaml" --ranks-per-gpu "$ranks" --ranks "$ranks" \
+        --max-bytes "$maxb" --store "$OUT/bench-$ranks.db" -o "$OUT/bench-$ranks.md" \
+        --csv "$OUT/bench-$ranks.csv" >"$LOG/bench-$ranks.log" 2>&1
+    summary "bench $ranks ranks: rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'geometric' "$LOG/bench-$ranks.log" | tr '\n' ' ')"
+}
+stage_tune2() { tune 2 "${MAX2:-64M}"; }
+stage_tune4() { tune 4 "${MAX4:-16M}"; }
+stage_tune8() { tune 8 "${MAX8:-8M}"; }
+stage_exhaustive4() { exhaustive 4 "${MAX4:-16M}"; }
+stage_bench2() { bench 2 "${MAX2:-64M}"; }
+stage_bench4() { bench 4 "${MAX4:-16M}"; }
+stage_bench8() { bench 8 "${MAX8:-8M}"; }
+
+# keep what was produced so far even if the command is stopped at its time limit
+pack() {
+    tar -C "$OUT" -czf "$FINAL/results.tar.gz.tmp" . 2>/dev/null &&
+        mv "$FINAL/results.tar.gz.tmp" "$FINAL/results.tar.gz"
+}
+
 . "$ROOT/.devtools/mps.sh"
 mps_start >/dev/null 2>&1 || true
 for s in "$@"; do
     t0=$SECONDS
     "stage_$s"
-    echo "stage $s: $((SECONDS - t0)) s" | tee -a "$OUT/summary.txt"
+    summary "stage $s: $((SECONDS - t0)) s"
+    [ -n "${PACK:-}" ] && pack
 done
 mps_stop >/dev/null 2>&1 || true
-tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOG"
+if [ -n "${PACK:-}" ]; then
+    pack
+else
+    tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOG"
+fi
 cat "$OUT/summary.txt"

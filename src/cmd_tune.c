@@ -1,0 +1,205 @@
+/*
+ * cmd_tune.c - `ccltune tune`: search, fit, table and plots in one command.
+ *
+ * With a GPU it runs `ccltune search` with the given flags (as a child process, so the
+ * search's own launcher, watchdog and resume behave exactly as when run by hand), reads
+ * the run id it prints, fits that run and writes the table and plots.  Without a GPU it
+ * says so in one line and runs fit + table + plots on recorded real measurements instead
+ * (tests/data/h200 in a source tree, share/ccltune when installed, or --recorded DB).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cct_cli.h"
+#include "cct_config.h"
+#include "cct_fit_table.h"
+#include "cct_plot.h"
+#include "cct_store.h"
+#if CCT_HAVE_CUDA
+#include "cct_probe.h"
+#endif
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: ccltune tune [-o TABLE.yaml] [--store DB] [--plots DIR] [SEARCH FLAGS]\n\n"
+            "Measure this machine (ccltune search), fit models and write the table and plots.\n"
+            "Without a GPU, run the fit, the table and the plots on recorded real measurements.\n\n"
+            "  -o, --output FILE   the table [ccltune-table.yaml]\n"
+            "  --store DB          measurement store [measurements.db]\n"
+            "  --plots DIR         plots (PNG and SVG, with their gnuplot scripts) [plots]\n"
+            "  --no-plots          skip the plots\n"
+            "  --recorded DB       recorded measurements used without a GPU\n"
+            "                      [tests/data/h200/search-4ranks.db of the source tree]\n"
+            "  --note TEXT         provenance note for the table\n"
+            "  Every other flag goes to `ccltune search` (see ccltune search --help), e.g.\n"
+            "  --ranks-per-gpu 4 --max-bytes 64M --colls allreduce,allgather.\n");
+}
+
+static bool readable(const char *p)
+{
+    struct stat st;
+    return p && stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static const char *default_recorded(void)
+{
+    const char *env = getenv("CCLTUNE_RECORDED");
+    if (env && *env)
+        return env;
+    if (readable(CCT_RECORDED_SOURCE))
+        return CCT_RECORDED_SOURCE;
+    return CCT_RECORDED_INSTALLED;
+}
+
+static bool have_gpu(void)
+{
+#if CCT_HAVE_CUDA
+    cct_probe_info *info = calloc(1, sizeof *info);
+    cct_error err;
+    bool ok = info && cct_probe_collect(info, &err) == CCT_OK;
+    free(info);
+    return ok;
+#else
+    return false;
+#endif
+}
+
+/* Run `ccltune search ARGS --store DB` and return the run id it prints (0 on failure). */
+static long long run_search(char **args, int n_args, const char *store)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return 0;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return 0;
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], STDOUT_FILENO);
+        char *argv[1100];
+        int k = 0;
+        argv[k++] = (char *)"ccltune";
+        argv[k++] = (char *)"search";
+        for (int i = 0; i < n_args && k < 1090; i++)
+            argv[k++] = args[i];
+        argv[k++] = (char *)"--store";
+        argv[k++] = (char *)store;
+        argv[k] = NULL;
+        execv("/proc/self/exe", argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    char buf[256] = "";
+    size_t got = 0;
+    ssize_t r;
+    while (got + 1 < sizeof buf && (r = read(fds[0], buf + got, sizeof buf - 1 - got)) > 0)
+        got += (size_t)r;
+    buf[got] = '\0';
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return 0;
+    return atoll(buf);
+}
+
+int cct_cmd_tune(int argc, char **argv)
+{
+    const char *out_path = "ccltune-table.yaml", *store_path = "measurements.db";
+    const char *plots = "plots", *recorded = NULL, *note = NULL;
+    bool do_plots = true;
+    char *search_args[1024];
+    int n_search = 0;
+    /* tune's own flags; everything else is the search's, checked by the search */
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_next = i + 1 < argc;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            help(stdout);
+            return CCT_EXIT_OK;
+        } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && has_next) {
+            out_path = argv[++i];
+        } else if (strcmp(a, "--store") == 0 && has_next) {
+            store_path = argv[++i];
+        } else if (strcmp(a, "--plots") == 0 && has_next) {
+            plots = argv[++i];
+        } else if (strcmp(a, "--no-plots") == 0) {
+            do_plots = false;
+        } else if (strcmp(a, "--recorded") == 0 && has_next) {
+            recorded = argv[++i];
+        } else if (strcmp(a, "--note") == 0 && has_next) {
+            note = argv[++i];
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 ||
+                   strcmp(a, "--store") == 0 || strcmp(a, "--plots") == 0 ||
+                   strcmp(a, "--recorded") == 0 || strcmp(a, "--note") == 0) {
+            return cct_cli_usage_error("tune", "%s needs a value", a);
+        } else if (n_search < 1000) {
+            search_args[n_search++] = argv[i];
+        }
+    }
+    cct_fit_table_options fo;
+    cct_fit_table_options_default(&fo);
+    fo.note = note;
+    const char *fit_store = store_path;
+    if (have_gpu()) {
+        long long run = run_search(search_args, n_search, store_path);
+        if (run <= 0)
+            return cct_cli_fail("tune",
+                                "the search did not complete; what it measured is in %s "
+                                "(continue with ccltune search ... --resume RUN)",
+                                store_path);
+        fo.runs[fo.n_runs++] = run;
+    } else {
+        fit_store = recorded ? recorded : default_recorded();
+        fprintf(stderr,
+                "ccltune tune: no GPU on this machine: running fit, table and plots on the "
+                "recorded real measurements in %s instead of measuring\n",
+                fit_store);
+        if (!readable(fit_store))
+            return cct_cli_fail("tune", "recorded measurements %s not found (pass --recorded DB)",
+                                fit_store);
+    }
+    cct_error err;
+    cct_store *store = NULL;
+    if (cct_store_open(fit_store, true, &store, &err) != CCT_OK)
+        return cct_cli_fail("tune", "%s", err.msg);
+    cct_table table;
+    cct_fit_table_summary sum;
+    if (cct_fit_table_from_store(store, &fo, &table, &sum, &err) != CCT_OK) {
+        cct_store_close(store);
+        return cct_cli_fail("tune", "%s", err.msg);
+    }
+    cct_store_close(store);
+    int code = CCT_EXIT_OK;
+    if (cct_table_save(&table, out_path, &err) != CCT_OK) {
+        code = cct_cli_fail("tune", "%s", err.msg);
+    } else {
+        fprintf(stderr,
+                "ccltune tune: wrote %s: %zu sections, %zu rules, %zu models (%zu poor fits "
+                "flagged) from %zu points; %zu corrupt and %zu hung points excluded their "
+                "configurations\n",
+                out_path, sum.sections, sum.rules, sum.models, sum.poor_fits, sum.points,
+                sum.corrupt, sum.hung);
+    }
+    if (code == CCT_EXIT_OK && do_plots) {
+        if (cct_plot_all(fit_store, fo.runs, fo.n_runs, &table, plots, &err) != CCT_OK)
+            code = cct_cli_fail("tune", "plots: %s (the table is written; --no-plots skips them)",
+                                err.msg);
+        else
+            fprintf(stderr, "ccltune tune: wrote the plots to %s/\n", plots);
+    }
+    cct_table_destroy(&table);
+    if (code == CCT_EXIT_OK)
+        printf("%s\n", out_path);
+    return code;
+}

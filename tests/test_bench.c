@@ -1,0 +1,151 @@
+/*
+ * test_bench.c - the bench's plan and report (src/search/cct_bench.c) without a GPU.
+ *
+ * The plan must hold, per collective the table covers, NCCL's default, the tuned choice
+ * and every modelled configuration at the table's buffer sizes, once each; a topology the
+ * table lacks is refused with the topologies it has.  The report must join the three kinds
+ * of points per size, compute the speed ratios and the geometric mean exactly, and count
+ * the sizes below the 0.98 targets.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "cct_bench.h"
+#include "store_test_util.h"
+
+static void make_table(cct_table *t)
+{
+    cct_table_init(t);
+    cct_section *s = cct_table_add_section(t, CCT_COLL_ALLREDUCE, 4, 4);
+    cct_rule r = cct_rule_blank();
+    r.max_bytes = CCT_BYTES_INF;
+    assert_int_equal(cct_section_add_rule(s, &r), CCT_OK);
+    const int cfg[][3] = {{CCT_ALGO_RING, CCT_PROTO_LL, 1},
+                          {CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0},
+                          {CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 2},
+                          {CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0}}; /* same again at 1 MiB buffers */
+    for (int i = 0; i < 4; i++) {
+        cct_model m;
+        memset(&m, 0, sizeof m);
+        m.algo = cfg[i][0];
+        m.proto = cfg[i][1];
+        m.channels = cfg[i][2];
+        m.buffsize = i == 3 ? 1u << 20 : 0;
+        assert_int_equal(cct_section_add_model(s, &m), CCT_OK);
+    }
+}
+
+static void test_plan(void **state)
+{
+    (void)state;
+    cct_table t;
+    make_table(&t);
+    cct_search_opts o;
+    memset(&o, 0, sizeof o);
+    cct_space_defaults(&o.space);
+    o.n_bench_sizes = cct_bench_default_sizes(16u << 20, o.bench_sizes, 64);
+    /* 1K 4K 16K 64K 100000 256K 1M 3M 4M 5.5M 12000000 16M */
+    assert_int_equal(o.n_bench_sizes, 12);
+    for (size_t i = 1; i < o.n_bench_sizes; i++)
+        assert_true(o.bench_sizes[i] > o.bench_sizes[i - 1]);
+    cct_plan p;
+    cct_error err;
+    assert_int_equal(cct_bench_build_plan(&o, &t, 4, 4, &p, &err), CCT_OK);
+    assert_int_equal(p.space.n_colls, 1); /* only allreduce has a section */
+    assert_int_equal(p.n_sessions, 1);
+    assert_true(p.sessions[0].bench);
+    assert_false(p.sessions[0].unlock);
+    /* default, tuned, and the 3 distinct default-buffer models */
+    assert_int_equal(p.n_configs, 5);
+    assert_int_equal(p.configs[0].algo, CCT_DEFAULT);
+    assert_int_equal(p.configs[1].algo, CCT_TUNED);
+    assert_int_equal(p.configs[2].channels, 1);
+    cct_plan_destroy(&p);
+    assert_int_equal(cct_bench_build_plan(&o, &t, 8, 8, &p, &err), CCT_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "allreduce ranks=4 nodes=4"));
+    cct_table_destroy(&t);
+}
+
+static void add(cct_store *st, int64_t run, int algo, int proto, int channels, uint64_t bytes,
+                double us, int ran_algo)
+{
+    cct_point p;
+    memset(&p, 0, sizeof p);
+    p.cfg.coll = CCT_COLL_ALLREDUCE;
+    p.cfg.algo = algo;
+    p.cfg.proto = proto;
+    p.cfg.channels = channels;
+    p.cfg.ranks = p.cfg.nodes = 4;
+    p.bytes = bytes;
+    p.status = CCT_POINT_OK;
+    p.stats.n = 1;
+    p.stats.median_us = p.stats.p95_us = p.stats.min_us = p.stats.max_us = p.stats.mean_us = us;
+    p.nccl_algo = ran_algo;
+    p.nccl_proto = CCT_PROTO_SIMPLE;
+    cct_error err;
+    double sample = us;
+    assert_int_equal(cct_store_add_point(st, run, &p, &sample, 1, &err), CCT_OK);
+}
+
+static void test_report(void **state)
+{
+    (void)state;
+    char dir[256], path[320];
+    store_test_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/bench.db", dir);
+    cct_store *st;
+    cct_error err;
+    assert_int_equal(cct_store_open(path, false, &st, &err), CCT_OK);
+    cct_store_fingerprint fp = store_test_fingerprint("bench");
+    int64_t fpid;
+    assert_int_equal(cct_store_put_fingerprint(st, &fp, &fpid, &err), CCT_OK);
+    cct_store_run r;
+    memset(&r, 0, sizeof r);
+    r.fingerprint_id = fpid;
+    snprintf(r.source, sizeof r.source, "bench");
+    assert_int_equal(cct_store_begin_run(st, &r, &err), CCT_OK);
+    /* 4 KiB: default 100, tuned 80 (1.25x), oracle 78; 1 MiB: default 500, tuned 520, oracle 490 */
+    add(st, r.id, CCT_DEFAULT, CCT_DEFAULT, 0, 4096, 100.0, CCT_ALGO_RING);
+    add(st, r.id, CCT_TUNED, CCT_TUNED, 0, 4096, 80.0, CCT_ALGO_TREE);
+    add(st, r.id, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 2, 4096, 78.0, CCT_ALGO_TREE);
+    add(st, r.id, CCT_ALGO_RING, CCT_PROTO_LL, 1, 4096, 90.0, CCT_ALGO_RING);
+    add(st, r.id, CCT_DEFAULT, CCT_DEFAULT, 0, 1 << 20, 500.0, CCT_ALGO_RING);
+    add(st, r.id, CCT_TUNED, CCT_TUNED, 0, 1 << 20, 520.0, CCT_ALGO_RING);
+    add(st, r.id, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, 1 << 20, 490.0, CCT_ALGO_RING);
+    /* a size with no tuned point is not a row */
+    add(st, r.id, CCT_DEFAULT, CCT_DEFAULT, 0, 1 << 24, 900.0, CCT_ALGO_RING);
+    char md[400];
+    snprintf(md, sizeof md, "%s/report.md", dir);
+    FILE *out = fopen(md, "w");
+    cct_bench_summary sum;
+    assert_int_equal(cct_bench_report(st, r.id, out, NULL, &sum, &err), CCT_OK);
+    fclose(out);
+    assert_int_equal(sum.rows, 2);
+    assert_float_equal(sum.geomean_vs_default, sqrt(1.25 * (500.0 / 520.0)), 1e-12);
+    assert_float_equal(sum.worst_vs_default, 500.0 / 520.0, 1e-12);
+    assert_float_equal(sum.worst_vs_oracle, 490.0 / 520.0, 1e-12);
+    assert_int_equal(sum.below_098_default, 1);
+    assert_int_equal(sum.below_098_oracle, 2);
+    out = fopen(md, "r");
+    char text[4096];
+    size_t got = fread(text, 1, sizeof text - 1, out);
+    text[got] = '\0';
+    fclose(out);
+    assert_non_null(strstr(text, "| allreduce | 4 KiB | 100.0 | 80.0 | 78.0 | 1.250 | 0.975 | "
+                                 "ring/simple | tree/simple | tree/simple ch=2 |"));
+    cct_store_close(st);
+    store_test_rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_plan), cmocka_unit_test(test_report)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,463 @@
+/*
+ * test_table_diff.c - cct_table_diff() on hand-written tables: what counts as a change, how
+ * ranges are cut and merged, the predicted percentages and the exact wording of the lines.
+ *
+ * Tables are YAML text loaded with the strict loader, so every case is a table the plugin
+ * would accept.  Models are chosen so predictions are exact: a flat model (alpha only)
+ * predicts alpha at every size, a linear one alpha + n / (beta * 1e3) microseconds, and a
+ * range is predicted at its geometric middle (cct_table_diff_bands.c).
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cct_table.h"
+#include "cct_table_diff.h"
+
+#define HEAD                                                                                       \
+    "ccltune_table: 1\n"                                                                           \
+    "provenance: {tool: \"ccltune 0.1.0\", created: \"2026-11-29T14:00:00Z\", source: measured}\n" \
+    "fingerprint: {gpu: NVIDIA H200, cc: 9.0, gpus_per_node: 8, nodes: 1, links: nvlink, "         \
+    "nccl: 2.28.9}\n"                                                                              \
+    "ll128: {allowed: false}\n"
+
+#define SECTION8 "collectives:\n  allreduce:\n    - ranks: 8\n      nodes: 1\n      rules:\n"
+
+static void load(const char *text, cct_table *t)
+{
+    cct_error err;
+    if (cct_table_load_buffer(text, strlen(text), "test.yaml", t, &err) != CCT_OK)
+        fail_msg("table does not load: %s\n%s", err.msg, text);
+}
+
+/* Diff two tables given as text; the caller destroys d. */
+static void diff_text(const char *a, const char *b, double threshold, cct_diff *d)
+{
+    cct_table ta, tb;
+    load(a, &ta);
+    load(b, &tb);
+    cct_diff_options opt;
+    cct_diff_options_default(&opt);
+    if (threshold >= 0)
+        opt.threshold = threshold;
+    cct_error err;
+    if (cct_table_diff(&ta, &tb, &opt, d, &err) != CCT_OK)
+        fail_msg("diff failed: %s", err.msg);
+    cct_table_destroy(&ta);
+    cct_table_destroy(&tb);
+}
+
+static void dump(const cct_diff *d)
+{
+    for (size_t i = 0; i < d->n_changes; i++)
+        print_message("  [%d] %s\n", d->changes[i].level, d->changes[i].text);
+}
+
+/* The changes of a given level, as their lines joined by '\n' (static buffer). */
+static const char *lines(const cct_diff *d, int level)
+{
+    static char buf[8192];
+    buf[0] = '\0';
+    for (size_t i = 0; i < d->n_changes; i++)
+        if (level < 0 || (int)d->changes[i].level == level) {
+            strncat(buf, d->changes[i].text, sizeof buf - strlen(buf) - 2);
+            strcat(buf, "\n");
+        }
+    return buf;
+}
+
+static void test_identical(void **state)
+{
+    (void)state;
+    const char *t = HEAD "recommended_env: {NCCL_BUFFSIZE: \"8388608\"}\n" SECTION8
+                         "        - {min_bytes: 0, max_bytes: 64KiB, algo: ring, proto: ll}\n"
+                         "        - {min_bytes: 64KiB, max_bytes: inf, algo: ring, proto: simple, "
+                         "channels: 4, chunk_bytes: 128KiB, predicted_us: 10}\n"
+                         "      models:\n"
+                         "        - {algo: ring, proto: ll, kind: linear, alpha_us: 5, "
+                         "beta_gbps: 2}\n";
+    cct_diff d;
+    diff_text(t, t, -1, &d);
+    assert_int_equal(d.n_changes, 0);
+    assert_true(cct_diff_decisions_equal(&d));
+    assert_int_equal(d.n_level[0] + d.n_level[1] + d.n_level[2], 0);
+    cct_diff_destroy(&d);
+}
+
+/* A band split in two with the same choice on both halves is no change; a split whose new
+ * half chooses differently changes exactly that half. */
+static void test_band_split(void **state)
+{
+    (void)state;
+    const char *a =
+        HEAD SECTION8 "        - {min_bytes: 0, max_bytes: 64KiB, algo: ring, proto: ll}\n"
+                      "        - {min_bytes: 64KiB, max_bytes: inf, algo: ring, proto: "
+                      "simple}\n";
+    const char *same =
+        HEAD SECTION8 "        - {min_bytes: 0, max_bytes: 32KiB, algo: ring, proto: ll}\n"
+                      "        - {min_bytes: 32KiB, max_bytes: 64KiB, algo: ring, proto: ll}\n"
+                      "        - {min_bytes: 64KiB, max_bytes: inf, algo: ring, proto: simple}\n";
+    const char *changed =
+        HEAD SECTION8 "        - {min_bytes: 0, max_bytes: 32KiB, algo: ring, proto: ll}\n"
+                      "        - {min_bytes: 32KiB, max_bytes: inf, algo: ring, proto: simple}\n";
+    cct_diff d;
+    diff_text(a, same, -1, &d);
+    assert_int_equal(d.n_changes, 0);
+    cct_diff_destroy(&d);
+
+    diff_text(a, changed, -1, &d);
+    dump(&d);
+    assert_int_equal(d.n_changes, 1);
+    const cct_diff_change *c = &d.changes[0];
+    assert_int_equal(c->kind, CCT_DIFF_CHOICE);
+    assert_int_equal(c->level, CCT_DIFF_DECISION);
+    assert_int_equal(c->min_bytes, 32768);
+    assert_int_equal(c->max_bytes, 65536);
+    assert_int_equal(c->from.proto, CCT_PROTO_LL);
+    assert_int_equal(c->to.proto, CCT_PROTO_SIMPLE);
+    assert_true(isnan(c->speedup_lo)); /* no models, no predicted_us */
+    assert_string_equal(c->text,
+                        "allreduce, 8 ranks (1 node), 32 KiB–64 KiB: ring/ll → ring/simple");
+    assert_false(cct_diff_decisions_equal(&d));
+    cct_diff_destroy(&d);
+
+    /* and the other way round: the band grew back */
+    diff_text(changed, a, -1, &d);
+    assert_int_equal(d.n_changes, 1);
+    assert_string_equal(d.changes[0].text,
+                        "allreduce, 8 ranks (1 node), 32 KiB–64 KiB: ring/simple → ring/ll");
+    cct_diff_destroy(&d);
+}
+
+/* Flat models: ring/ll takes 112 us, ring/simple 100 us at every size, so moving a band
+ * from ring/ll to ring/simple is 112/100 - 1 = 12 % faster, and back 12 % slower. */
+#define FLAT_MODELS                                                                                \
+    "      models:\n"                                                                              \
+    "        - {algo: ring, proto: ll, kind: linear, alpha_us: 112}\n"                             \
+    "        - {algo: ring, proto: simple, kind: linear, alpha_us: 100}\n"
+
+static void test_algorithm_change_wording(void **state)
+{
+    (void)state;
+    const char *a =
+        HEAD SECTION8 "        - {min_bytes: 0, max_bytes: 4MiB, algo: ring, proto: ll}\n"
+                      "        - {min_bytes: 4MiB, max_bytes: inf, algo: ring, proto: "
+                      "simple}\n" FLAT_MODELS;
+    const char *b =
+        HEAD SECTION8 "        - {min_bytes: 0, max_bytes: 2MiB, algo: ring, proto: ll}\n"
+                      "        - {min_bytes: 2MiB, max_bytes: inf, algo: ring, proto: "
+                      "simple}\n" FLAT_MODELS;
+    cct_diff d;
+    diff_text(a, b, -1, &d);
+    dump(&d);
+    assert_int_equal(d.n_changes, 1);
+    assert_string_equal(
+        d.changes[0].text,
+        "allreduce, 8 ranks (1 node), 2 MiB–4 MiB: ring/ll → ring/simple, predicted 12 % faster");
+    assert_float_equal(d.changes[0].speedup_lo, 0.12, 1e-12);
+    assert_float_equal(d.changes[0].speedup_hi, 0.12, 1e-12);
+    cct_diff_destroy(&d);
+
+    diff_text(b, a, -1, &d);
+    assert_int_equal(d.n_changes, 1);
+    assert_string_equal(
+        d.changes[0].text,
+        "allreduce, 8 ranks (1 node), 2 MiB–4 MiB: ring/simple → ring/ll, predicted 12 % slower");
+    assert_true(d.changes[0].speedup_lo < 0);
+    cct_diff_destroy(&d);
+}
+
+/* Without models, the bands' own predicted_us are compared. */
+static void test_predicted_from_bands(void **state)
+{
+    (void)state;
+    const char *a = HEAD SECTION8 "        - {min_bytes: 0, max_bytes: inf, algo: tree, proto: ll, "
+                                  "predicted_us: 150}\n";
+    const char *b = HEAD SECTION8 "        - {min_bytes: 0, max_bytes: inf, algo: tree, proto: "
+                                  "simple, predicted_us: 100}\n";
+    cct_diff d;
+    diff_text(a, b, -1, &d);
+    assert_int_equal(d.n_changes, 1);
+    assert_string_equal(d.changes[0].text, "allreduce, 8 ranks (1 node), 0 B–inf: tree/ll → "
+                                           "tree/simple, predicted 50 % faster");
+    cct_diff_destroy(&d);
+}
+
+/* Neighbouring ranges with the same change are one line; the percentage spans the ranges.
+ * ring/ll is 10 us + n / 100 B/us, ring/simple a flat 50 us: at the middle of [4K, 8K)
+ * (5793 B) ring/ll takes 67.93 us (36 % slower), of [8K, 16K) (11585 B) 125.85 us (152 %). */
+static void test_merged_ranges(void **state)
+{
+    (void)state;
+    const char *models = "      models:\n"
+                         "        - {algo: ring, proto: ll, kind: linear, alpha_us: 10, "
+                         "beta_gbps: 0.1}\n"
+                         "        - {algo: ring, proto: simple, kind: linear, alpha_us: 50}\n";
+    char a[2048], b[2048];
+    snprintf(a, sizeof a, "%s%s%s", HEAD SECTION8,
+             "        - {min_bytes: 0, max_bytes: 16KiB, algo: ring, proto: ll}\n"
+             "        - {min_bytes: 16KiB, max_bytes: inf, algo: ring, proto: simple}\n",
+             models);
+    snprintf(b, sizeof b, "%s%s%s", HEAD SECTION8,
+             "        - {min_bytes: 0, max_bytes: 4KiB, algo: ring, proto: ll}\n"
+             "        - {min_bytes: 4KiB, max_bytes: 8KiB, algo: ring, proto: simple}\n"
+             "        - {min_bytes: 8KiB, max_bytes: 16KiB, algo: ring, proto: simple, "
+             "predicted_us: 50}\n"
+             "        - {min_bytes: 16KiB, max_bytes: inf, algo: ring, proto: simple}\n",
+             models);
+    cct_diff d;
+    diff_text(a, b, -1, &d);
+    dump(&d);
+    assert_int_equal(d.n_changes, 1);
+    assert_int_equal(d.changes[0].min_bytes, 4096);
+    assert_int_equal(d.changes[0].max_bytes, 16384);
+    assert_float_equal(d.changes[0].speedup_lo, (10 + 5793 / 100.0) / 50 - 1, 1e-9);
+    assert_float_equal(d.changes[0].speedup_hi, (10 + 11585 / 100.0) / 50 - 1, 1e-9);
+    assert_string_equal(d.changes[0].text, "allreduce, 8 ranks (1 node), 4 KiB–16 KiB: ring/ll "
+                                           "→ ring/simple, predicted 36–152 % faster");
+    cct_diff_destroy(&d);
+}
+
+/* Two different changes next to each other stay two lines. */
+static void test_different_neighbours_not_merged(void **state)
+{
+    (void)state;
+    const char *a =
+        HEAD SECTION8 "        - {min_bytes: 0, max_bytes: inf, algo: ring, proto: ll}\n";
+    const char *b =
+        HEAD SECTION8 "        - {min_bytes: 0, max_bytes: 1MiB, algo: tree, proto: ll}\n"
+                      "        - {min_bytes: 1MiB, max_bytes: inf, algo: ring, proto: simple}\n";
+    cct_diff d;
+    diff_text(a, b, -1, &d);
+    assert_int_equal(d.n_changes, 2);
+    assert_string_equal(lines(&d, -1),
+                        "allreduce, 8 ranks (1 node), 0 B–1 MiB: ring/ll → tree/ll\n"
+                        "allreduce, 8 ranks (1 node), 1 MiB–inf: ring/ll → ring/simple\n");
+    cct_diff_destroy(&d);
+}
+
+static void test_channels_and_chunk(void **state)
+{
+    (void)state;
+    const char *a = HEAD SECTION8
+        "        - {min_bytes: 0, max_bytes: 64KiB, algo: tree, proto: simple}\n"
+        "        - {min_bytes: 64KiB, max_bytes: inf, algo: ring, proto: simple, channels: 8}\n";
+    const char *b = HEAD SECTION8
+        "        - {min_bytes: 0, max_bytes: 64KiB, algo: tree, proto: simple, channels: 2}\n"
+        "        - {min_bytes: 64KiB, max_bytes: inf, algo: ring, proto: simple, channels: 4, "
+        "chunk_bytes: 128KiB}\n";
+    cct_diff d;
+    diff_text(a, b, -1, &d);
+    dump(&d);
+    assert_int_equal(d.n_changes, 2);
+    assert_int_equal(d.changes[0].kind, CCT_DIFF_TUNING);
+    assert_int_equal(d.changes[0].level, CCT_DIFF_DECISION);
+    assert_int_equal(d.changes[0].from.channels, 0);
+    assert_int_equal(d.changes[0].to.channels, 2);
+    assert_string_equal(lines(&d, CCT_DIFF_DECISION),
+                        "allreduce, 8 ranks (1 node), 0 B–64 KiB: tree/simple, channels nccl → 2\n"
+                        "allreduce, 8 ranks (1 node), 64 KiB–inf: ring/simple, channels 8 → 4, "
+                        "chunk nccl → 128 KiB\n");
+    cct_diff_destroy(&d);
+
+    /* a channel change together with an algorithm change is one CHOICE line */
+    const char *c = HEAD SECTION8
+        "        - {min_bytes: 0, max_bytes: 64KiB, algo: tree, proto: simple}\n"
+        "        - {min_bytes: 64KiB, max_bytes: inf, algo: tree, proto: ll, channels: 1}\n";
+    diff_text(a, c, -1, &d);
+    assert_int_equal(d.n_changes, 1);
+    assert_int_equal(d.changes[0].kind, CCT_DIFF_CHOICE);
+    assert_string_equal(d.changes[0].text, "allreduce, 8 ranks (1 node), 64 KiB–inf: ring/simple "
+                                           "(8 channels) → tree/ll (1 channel)");
+    cct_diff_destroy(&d);
+}
+
+static void test_sections_added_removed(void **state)
+{
+    (void)state;
+    const char *a = HEAD "collectives:\n"
+                         "  allgather:\n"
+                         "    - {ranks: 8, nodes: 1, rules: [{min_bytes: 0, max_bytes: inf, algo: "
+                         "ring, proto: ll}]}\n"
+                         "  allreduce:\n"
+                         "    - {ranks: 8, nodes: 1, rules: [{min_bytes: 0, max_bytes: inf, algo: "
+                         "ring, proto: ll}]}\n";
+    const char *b = HEAD "collectives:\n"
+                         "  allreduce:\n"
+                         "    - {ranks: 8, nodes: 1, rules: [{min_bytes: 0, max_bytes: inf, algo: "
+                         "ring, proto: ll}]}\n"
+                         "    - {ranks: 16, nodes: 2, rules: [{min_bytes: 0, max_bytes: 1MiB, "
+                         "algo: ring, proto: ll}, {min_bytes: 1MiB, max_bytes: inf, algo: ring, "
+                         "proto: simple}]}\n"
+                         "    - {ranks: 8, nodes: 1, pipe_ops: 2, reg_buff: true, rules: "
+                         "[{min_bytes: 0, max_bytes: inf, algo: tree, proto: ll}]}\n";
+    cct_diff d;
+    diff_text(a, b, -1, &d);
+    dump(&d);
+    assert_int_equal(d.n_changes, 3);
+    assert_int_equal(d.changes[0].kind, CCT_DIFF_SECTION_REMOVED);
+    assert_int_equal(d.changes[0].coll, CCT_COLL_ALLGATHER);
+    assert_int_equal(d.changes[1].kind, CCT_DIFF_SECTION_ADDED);
+    assert_int_equal(d.changes[2].kind, CCT_DIFF_SECTION_ADDED);
+    assert_int_equal(d.changes[2].n_bands, 2);
+    /* the writer's order: allgather before allreduce, then ranks, pipe_ops "any" first */
+    assert_string_equal(lines(&d, -1),
+                        "allgather, 8 ranks (1 node): section removed (1 band)\n"
+                        "allreduce, 8 ranks (1 node), pipe_ops 2, registered buffers: section "
+                        "added (1 band)\n"
+                        "allreduce, 16 ranks (2 nodes): section added (2 bands)\n");
+    assert_false(cct_diff_decisions_equal(&d));
+    cct_diff_destroy(&d);
+}
+
+/* Same choice, predicted time moved: a note above the threshold, nothing below it. */
+static void test_predicted_time_threshold(void **state)
+{
+    (void)state;
+    char a[1024], b[1024];
+    const char *rules = "        - {min_bytes: 0, max_bytes: 1MiB, algo: ring, proto: ll}\n"
+                        "        - {min_bytes: 1MiB, max_bytes: inf, algo: ring, proto: simple}\n"
+                        "      models:\n"
+                        "        - {algo: ring, proto: ll, kind: linear, alpha_us: 100}\n";
+    snprintf(a, sizeof a,
+             "%s%s        - {algo: ring, proto: simple, kind: linear, alpha_us: 100}\n",
+             HEAD SECTION8, rules);
+    snprintf(b, sizeof b,
+             "%s%s        - {algo: ring, proto: simple, kind: linear, alpha_us: 110}\n",
+             HEAD SECTION8, rules);
+    cct_diff d;
+    diff_text(a, b, -1, &d); /* 10 % slower > 5 % */
+    dump(&d);
+    assert_true(cct_diff_decisions_equal(&d));
+    assert_int_equal(d.n_level[CCT_DIFF_NOTE], 1);
+    assert_string_equal(lines(&d, CCT_DIFF_NOTE),
+                        "allreduce, 8 ranks (1 node), 1 MiB–inf: ring/simple unchanged, now "
+                        "predicted 10 % slower\n");
+    /* the refit itself is a record */
+    assert_string_equal(lines(&d, CCT_DIFF_RECORD),
+                        "allreduce, 8 ranks (1 node): models 1 changed\n");
+    cct_diff_destroy(&d);
+
+    diff_text(a, b, 0.2, &d); /* 10 % < 20 % */
+    assert_int_equal(d.n_level[CCT_DIFF_NOTE], 0);
+    assert_int_equal(d.n_level[CCT_DIFF_RECORD], 1);
+    cct_diff_destroy(&d);
+}
+
+static void test_table_wide_fields(void **state)
+{
+    (void)state;
+    const char *body = SECTION8 "        - {min_bytes: 0, max_bytes: inf, algo: ring, proto: ll}\n";
+    char a[2048], b[2048];
+    snprintf(a, sizeof a, "%s%s", HEAD "recommended_env: {NCCL_BUFFSIZE: \"8388608\"}\n", body);
+    snprintf(b, sizeof b, "%s%s",
+             "ccltune_table: 1\n"
+             "provenance: {tool: \"ccltune 0.1.0\", created: \"2026-11-30T09:00:00Z\", source: "
+             "measured, runs: \"3\"}\n"
+             "fingerprint: {gpu: NVIDIA H100, cc: 9.0, gpus_per_node: 8, nodes: 1, links: "
+             "nvlink, nccl: 2.28.10, cuda: \"13.0\"}\n"
+             "ll128: {allowed: true, reason: measured}\n"
+             "recommended_env: {NCCL_LL_BUFFSIZE: \"1048576\"}\n",
+             body);
+    cct_diff d;
+    diff_text(a, b, -1, &d);
+    dump(&d);
+    assert_string_equal(lines(&d, CCT_DIFF_DECISION),
+                        "fingerprint gpu: \"NVIDIA H200\" → \"NVIDIA H100\"\n"
+                        "LL128: not allowed → allowed\n"
+                        "recommended_env NCCL_BUFFSIZE: \"8388608\" → (none)\n"
+                        "recommended_env NCCL_LL_BUFFSIZE: (none) → \"1048576\"\n");
+    /* a patch release and the CUDA version do not change where the plugin applies it */
+    assert_string_equal(lines(&d, CCT_DIFF_NOTE), "fingerprint nccl: \"2.28.9\" → \"2.28.10\"\n"
+                                                  "fingerprint cuda: (none) → \"13.0\"\n");
+    assert_string_equal(lines(&d, CCT_DIFF_RECORD),
+                        "provenance created: \"2026-11-29T14:00:00Z\" → \"2026-11-30T09:00:00Z\"\n"
+                        "provenance runs: (none) → \"3\"\n"
+                        "LL128 reason: (none) → \"measured\"\n");
+    cct_diff_destroy(&d);
+}
+
+/* Provenance alone never makes the tables differ. */
+static void test_provenance_only(void **state)
+{
+    (void)state;
+    const char *body = SECTION8 "        - {min_bytes: 0, max_bytes: inf, algo: ring, proto: ll}\n";
+    char a[2048], b[2048];
+    snprintf(a, sizeof a, "%s%s", HEAD, body);
+    snprintf(b, sizeof b, "%s%s",
+             "ccltune_table: 1\n"
+             "provenance: {tool: \"ccltune 0.2.0\", created: \"2026-12-01T00:00:00Z\", source: "
+             "measured, note: again}\n"
+             "fingerprint: {gpu: NVIDIA H200, cc: 9.0, gpus_per_node: 8, nodes: 1, links: "
+             "nvlink, nccl: 2.28.9}\n"
+             "ll128: {allowed: false}\n",
+             body);
+    cct_diff d;
+    diff_text(a, b, -1, &d);
+    assert_true(cct_diff_decisions_equal(&d));
+    assert_int_equal(d.n_level[CCT_DIFF_NOTE], 0);
+    assert_int_equal(d.n_level[CCT_DIFF_RECORD], 3);
+    for (size_t i = 0; i < d.n_changes; i++)
+        assert_int_equal(d.changes[i].kind, CCT_DIFF_PROVENANCE);
+    cct_diff_destroy(&d);
+}
+
+/* Sections built in memory out of the writer's order still come out in it. */
+static void test_in_memory_order(void **state)
+{
+    (void)state;
+    cct_table a, b;
+    cct_table_init(&a);
+    cct_table_init(&b);
+    int colls[3] = {CCT_COLL_ALLREDUCE, CCT_COLL_BROADCAST, CCT_COLL_ALLGATHER};
+    for (int i = 0; i < 3; i++) {
+        cct_section *s = cct_table_add_section(&b, colls[i], 4, 1);
+        assert_non_null(s);
+        cct_rule r = cct_rule_blank();
+        r.max_bytes = CCT_BYTES_INF;
+        assert_int_equal(cct_section_add_rule(s, &r), CCT_OK);
+    }
+    cct_diff d;
+    cct_error err;
+    assert_int_equal(cct_table_diff(&a, &b, NULL, &d, &err), CCT_OK);
+    assert_string_equal(lines(&d, -1), "broadcast, 4 ranks (1 node): section added (1 band)\n"
+                                       "allgather, 4 ranks (1 node): section added (1 band)\n"
+                                       "allreduce, 4 ranks (1 node): section added (1 band)\n");
+    cct_diff_destroy(&d);
+    assert_int_equal(d.n_changes, 0); /* destroy leaves it empty */
+
+    cct_diff_options opt = {.threshold = -0.1};
+    assert_int_equal(cct_table_diff(&a, &b, &opt, &d, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "threshold"));
+    assert_int_equal(d.n_changes, 0);
+    opt.threshold = NAN;
+    assert_int_equal(cct_table_diff(&a, &b, &opt, &d, &err), CCT_EINVAL);
+    cct_table_destroy(&a);
+    cct_table_destroy(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_identical),
+        cmocka_unit_test(test_band_split),
+        cmocka_unit_test(test_algorithm_change_wording),
+        cmocka_unit_test(test_predicted_from_bands),
+        cmocka_unit_test(test_merged_ranges),
+        cmocka_unit_test(test_different_neighbours_not_merged),
+        cmocka_unit_test(test_channels_and_chunk),
+        cmocka_unit_test(test_sections_added_removed),
+        cmocka_unit_test(test_predicted_time_threshold),
+        cmocka_unit_test(test_table_wide_fields),
+        cmocka_unit_test(test_provenance_only),
+        cmocka_unit_test(test_in_memory_order),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

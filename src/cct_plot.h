@@ -2,16 +2,13 @@
  * cct_plot.h - plots of measurements, fitted models and a table's choices, drawn by gnuplot
  * (`ccltune plot`, and the plots `ccltune tune` leaves next to its table).
  *
- * One figure per collective and topology (ranks, nodes): time versus size (log-log) and bus
- * bandwidth versus size, each as PNG and SVG, named COLL-<R>r<N>n-{time,busbw}.{png,svg}.
- * Every configuration (algorithm/protocol/channels, aligned buffers, the table's buffer
- * sizes) is one series of measured medians with min-max error bars, NCCL's default drawn
- * black and thick; with a table, each series gets its fitted model as a curve and the
- * table's choice per band is drawn as a thick grey envelope.  Configurations that produced
- * wrong results are drawn with crosses, titled "(CORRUPT)", and their bad points circled
- * under the legend entry "corrupt".  The data files and the gnuplot script of each figure
- * stay next to the images, so `gnuplot COLL-<R>r<N>n.gp` in that folder redraws them.
- * docs/plots.md describes the figures.
+ * One figure per collective and topology: time (log-log) and bus bandwidth versus size, as
+ * PNG and SVG, named COLL-<R>r<N>n-{time,busbw}.{png,svg}.  Each configuration is a series
+ * of measured medians with min-max error bars, NCCL's default black and thick; with a table,
+ * each series gets its fitted model as a curve and the table's choice per band a thick grey
+ * envelope.  Corrupt configurations are drawn red with crosses, titled "(CORRUPT)", their
+ * wrong points circled under the legend entry "corrupt".  Data files and the gnuplot script
+ * stay next to the images (`gnuplot COLL-<R>r<N>n.gp` redraws them); docs/plots.md.
  *
  * Ownership: inputs are only read; nothing returned needs freeing.  Never prints: gnuplot's
  * own output is captured and its first line ends up in err on failure.

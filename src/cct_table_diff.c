@@ -10,6 +10,7 @@
  * where a table applies, so changing them is a decision; the others only describe.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

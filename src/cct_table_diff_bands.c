@@ -87,13 +87,21 @@ static void widen(cct_diff_change *c, double speedup)
     c->speedup_hi = isnan(c->speedup_hi) ? speedup : fmax(c->speedup_hi, speedup);
 }
 
+/* The two sections being compared, with their tables. */
+typedef struct pair {
+    const cct_table *ta, *tb;
+    const cct_section *sa, *sb;
+    double threshold;
+    cct_diff_change key; /* the section's key, copied into every change */
+} pair;
+
 /* One range [lo, hi) on which each table has one rule: extend the pending change, or flush
  * it and start another, or just flush when nothing worth a line changed here. */
-static cct_status range(cct_diff *d, pending *p, const cct_diff_change *key, const cct_table *ta,
-                        const cct_section *sa, const cct_rule *ra, const cct_table *tb,
-                        const cct_section *sb, const cct_rule *rb, uint64_t lo, uint64_t hi,
-                        double threshold)
+static cct_status range(cct_diff *d, pending *p, const pair *x, const cct_rule *ra,
+                        const cct_rule *rb, uint64_t lo, uint64_t hi)
 {
+    const cct_table *ta = x->ta, *tb = x->tb;
+    const cct_section *sa = x->sa, *sb = x->sb;
     cct_diff_config from = config_of(ra), to = config_of(rb);
     uint64_t n = mid_bytes(lo, hi);
     cct_diff_kind kind;
@@ -107,7 +115,7 @@ static cct_status range(cct_diff *d, pending *p, const cct_diff_change *key, con
         speedup = t_old / predict(tb, sb, &to, rb, n) - 1.0;
     } else {
         double t_old = predict(ta, sa, &from, ra, n), t_new = predict(tb, sb, &to, rb, n);
-        if (!(fabs(t_new - t_old) > threshold * t_old)) /* also false for NAN */
+        if (!(fabs(t_new - t_old) > x->threshold * t_old)) /* also false for NAN */
             return flush(d, p);
         kind = CCT_DIFF_PREDICTED;
         speedup = t_old / t_new - 1.0;
@@ -124,7 +132,7 @@ static cct_status range(cct_diff *d, pending *p, const cct_diff_change *key, con
     cct_status st = flush(d, p);
     p->open = true;
     p->sign = sign;
-    p->c = *key;
+    p->c = x->key;
     p->c.kind = kind;
     p->c.level = kind == CCT_DIFF_PREDICTED ? CCT_DIFF_NOTE : CCT_DIFF_DECISION;
     p->c.min_bytes = lo;
@@ -141,10 +149,9 @@ static int cmp_u64(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
-static cct_status bands(cct_diff *d, const cct_diff_change *key, const cct_table *ta,
-                        const cct_section *sa, const cct_table *tb, const cct_section *sb,
-                        double threshold)
+static cct_status bands(cct_diff *d, const pair *x)
 {
+    const cct_section *sa = x->sa, *sb = x->sb;
     size_t n = sa->n_rules + sb->n_rules, k = 0;
     uint64_t *cuts = malloc((n ? n : 1) * sizeof *cuts);
     if (!cuts)
@@ -165,7 +172,7 @@ static cct_status bands(cct_diff *d, const cct_diff_change *key, const cct_table
         const cct_rule *ra = cct_section_lookup(sa, lo), *rb = cct_section_lookup(sb, lo);
         if (!ra || !rb) /* a section without rules: the loader refuses it */
             continue;
-        st = range(d, &p, key, ta, sa, ra, tb, sb, rb, lo, hi, threshold);
+        st = range(d, &p, x, ra, rb, lo, hi);
     }
     if (st == CCT_OK)
         st = flush(d, &p);
@@ -255,14 +262,15 @@ static cct_status models(cct_diff *d, const cct_diff_change *key, const cct_sect
 cct_status cct_diff_section_pair(cct_diff *diff, const cct_table *old_t, const cct_section *old_s,
                                  const cct_table *new_t, const cct_section *new_s, double threshold)
 {
-    cct_diff_change key = cct_diff_change_blank(CCT_DIFF_CHOICE, CCT_DIFF_DECISION);
-    key.coll = old_s->coll;
-    key.ranks = old_s->ranks;
-    key.nodes = old_s->nodes;
-    key.pipe_ops = old_s->pipe_ops;
-    key.reg_buff = old_s->reg_buff;
-    cct_status st = bands(diff, &key, old_t, old_s, new_t, new_s, threshold);
+    pair x = {old_t, new_t,     old_s,
+              new_s, threshold, cct_diff_change_blank(CCT_DIFF_CHOICE, CCT_DIFF_DECISION)};
+    x.key.coll = old_s->coll;
+    x.key.ranks = old_s->ranks;
+    x.key.nodes = old_s->nodes;
+    x.key.pipe_ops = old_s->pipe_ops;
+    x.key.reg_buff = old_s->reg_buff;
+    cct_status st = bands(diff, &x);
     if (st == CCT_OK)
-        st = models(diff, &key, old_s, new_s);
+        st = models(diff, &x.key, old_s, new_s);
     return st;
 }

@@ -2,6 +2,10 @@
  * test_cli_diff.c - `ccltune diff` as a reviewer or a CI script runs it: the lines on
  * stdout, the summary line, and the exit status (0 same decisions, 1 different, 2 usage
  * error or a table that does not load, with the loader's FILE:LINE:COL message on stderr).
+ *
+ * The tables are written to a temporary folder by setup(); OLD and NEW differ in one band
+ * edge whose range moves from ring/ll (a flat 112 us model) to ring/simple (a flat 100 us),
+ * so the line and its "12 % faster" are known exactly.
  */
 #include "report_test_util.h"
 

@@ -141,15 +141,18 @@ static inline char *rp_read(const char *path, size_t *len)
     return buf;
 }
 
+/* Files are written 0644 whatever the umask: ccltune refuses tables that others can write
+ * (cct_safe_file.h), and a checkout made under umask 002 has group-writable data files. */
 static inline void rp_write(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     assert_int_equal(fputs(text, f) >= 0, 1);
     assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(path, 0644), 0);
 }
 
-/* Copy src to dst byte for byte. */
+/* Copy src to dst byte for byte, mode 0644 (see rp_write). */
 static inline void rp_copy(const char *src, const char *dst)
 {
     size_t len = 0;
@@ -160,6 +163,7 @@ static inline void rp_copy(const char *src, const char *dst)
     assert_non_null(f);
     assert_int_equal(fwrite(data, 1, len, f), len);
     assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(dst, 0644), 0);
     free(data);
 }
 

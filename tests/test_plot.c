@@ -33,6 +33,14 @@ static bool gnuplot_on_path(void)
     return false;
 }
 
+static char *file_in(const char *dir, const char *name)
+{
+    char *p = malloc(strlen(dir) + strlen(name) + 2);
+    assert_non_null(p);
+    sprintf(p, "%s/%s", dir, name);
+    return p;
+}
+
 static int setup(void **state)
 {
     ctx *c = calloc(1, sizeof *c);
@@ -45,7 +53,10 @@ static int setup(void **state)
     rp_copy(src2, c->store2);
     free(src4);
     free(src2);
-    c->table = rp_path("data/plot/allreduce-4ranks.yaml");
+    char *table = rp_path("data/plot/allreduce-4ranks.yaml");
+    c->table = file_in(c->dir, "allreduce-4ranks.yaml");
+    rp_copy(table, c->table); /* 0644 whatever the checkout's umask (report_test_util.h) */
+    free(table);
     *state = c;
     return 0;
 }
@@ -57,14 +68,6 @@ static int teardown(void **state)
     free(c->table);
     free(c);
     return 0;
-}
-
-static char *file_in(const char *dir, const char *name)
-{
-    char *p = malloc(strlen(dir) + strlen(name) + 2);
-    assert_non_null(p);
-    sprintf(p, "%s/%s", dir, name);
-    return p;
 }
 
 static bool exists(const char *dir, const char *name)
@@ -302,7 +305,10 @@ static void test_errors(void **state)
     rp_assert_contains(r.out, "usage: ccltune plot --store DB");
     rp_free(&r);
 
-    char *bad = rp_path("bad_tables/unknown-key-rule.yaml");
+    char *src = rp_path("bad_tables/unknown-key-rule.yaml");
+    char *bad = file_in(c->dir, "unknown-key-rule.yaml");
+    rp_copy(src, bad);
+    free(src);
     char expect[4200];
     snprintf(expect, sizeof expect, "%s:11:44: unknown key 'algoo'", bad);
     r = rp_run("plot", "--store", c->store4, "--table", bad, "--out", out);

@@ -454,32 +454,6 @@ done:
     return st;
 }
 
-/* The buffers with which the most sizes can be served, then the smallest loss, then the
- * first in sorted order (NCCL's defaults, 0, sort first). */
-static cct_status choose_buffers(const cct_dsec *sec, cct_buffers *out, cct_error *err)
-{
-    cct_buffers *b;
-    size_t nb;
-    cct_status st = cct_dsec_buffers(sec, &b, &nb, err);
-    if (st != CCT_OK)
-        return st;
-    size_t best_cov = 0;
-    double best_loss = INFINITY;
-    *out = (cct_buffers){0, 0, 0};
-    for (size_t i = 0; i < nb; i++) {
-        double loss = 0;
-        size_t cov = 0;
-        cct_dsec_score_buffers(sec, &b[i], &loss, &cov);
-        if (cov > best_cov || (cov == best_cov && loss < best_loss)) {
-            best_cov = cov;
-            best_loss = loss;
-            *out = b[i];
-        }
-    }
-    free(b);
-    return CCT_OK;
-}
-
 cct_status cct_dsec_build(const cct_dsec *sec, const cct_decide_options *opt, const cct_buffers *b,
                           cct_table *table, cct_error *err)
 {
@@ -519,7 +493,7 @@ cct_status cct_build_section(const cct_point *points, size_t n, const cct_decide
         return st;
     cct_buffers b = {opt->buffsize, opt->ll_buffsize, opt->ll128_buffsize};
     if (opt->auto_buffers)
-        st = choose_buffers(&sec, &b, err);
+        st = cct_dsec_choose_buffers(&sec, 1, opt->tie, &b, err);
     size_t before = table->n_sections;
     if (st == CCT_OK)
         st = cct_dsec_build(&sec, opt, &b, table, err);

@@ -70,6 +70,12 @@ void cct_dsec_score_buffers(const cct_dsec *sec, const cct_buffers *b, double *l
 
 /* The distinct buffer settings of the section's candidate configurations, sorted. */
 cct_status cct_dsec_buffers(const cct_dsec *sec, cct_buffers **out, size_t *n, cct_error *err);
+/* Adds log(t_b / t_default) over the points measured under both buffer settings. */
+void cct_dsec_pair_buffers(const cct_dsec *sec, const cct_buffers *b, double *sum_log,
+                           size_t *pairs);
+/* The table-wide (or one section's) buffer choice; see cct_decide_table.c. */
+cct_status cct_dsec_choose_buffers(const cct_dsec *secs, size_t n_secs, double tie,
+                                   cct_buffers *out, cct_error *err);
 
 /* Decide with buffers b and fill out (an empty section struct; its arrays are allocated
  * with the cct_section_add_* functions and owned by the caller). */

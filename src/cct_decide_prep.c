@@ -334,3 +334,35 @@ void cct_dsec_score_buffers(const cct_dsec *sec, const cct_buffers *b, double *l
         }
     }
 }
+
+/* Paired comparison of buffer setting b against NCCL's default buffers: for every
+ * configuration measured under both (same algorithm, protocol, channels) and every size
+ * measured under both, add log(t_b / t_default).  Only measured points are compared, so an
+ * adaptive search that measured one setting at more sizes than the other cannot bias it. */
+void cct_dsec_pair_buffers(const cct_dsec *sec, const cct_buffers *b, double *sum_log,
+                           size_t *pairs)
+{
+    static const cct_buffers dflt = {0, 0, 0};
+    for (size_t i = 0; i < sec->n_conf; i++) {
+        const cct_dconf *c = &sec->conf[i];
+        if (!candidate(c) || !cct_dconf_uses(c, b))
+            continue;
+        for (size_t k = 0; k < sec->n_conf; k++) {
+            const cct_dconf *d = &sec->conf[k];
+            if (!candidate(d) || !cct_dconf_uses(d, &dflt) || d->cfg.algo != c->cfg.algo ||
+                d->cfg.proto != c->cfg.proto || d->cfg.channels != c->cfg.channels)
+                continue;
+            size_t q = 0;
+            for (size_t p = 0; p < c->n; p++) {
+                uint64_t bytes = c->pts[p]->bytes;
+                while (q < d->n && d->pts[q]->bytes < bytes)
+                    q++;
+                if (q < d->n && d->pts[q]->bytes == bytes && c->pts[p]->stats.median_us > 0 &&
+                    d->pts[q]->stats.median_us > 0) {
+                    *sum_log += log(c->pts[p]->stats.median_us / d->pts[q]->stats.median_us);
+                    (*pairs)++;
+                }
+            }
+        }
+    }
+}

@@ -3,10 +3,10 @@
  * ranks, nodes), one choice of buffer sizes for all of them.
  *
  * NCCL_BUFFSIZE and its LL/LL128 siblings are read once per communicator from the
- * environment, so a table cannot switch them per size or per collective: the buffer
- * setting that serves the most measured sizes of all sections, then loses least against
- * the best of any setting (sum of log time ratios, i.e. a geometric mean), is used for
- * every section, and recorded in recommended_env when it differs from NCCL's default.
+ * environment, so a table cannot switch them per size or per collective: one setting is
+ * used for every section (cct_dsec_choose_buffers: NCCL's defaults unless another setting
+ * is clearly faster on the points measured under both), and recorded in recommended_env
+ * when it differs from NCCL's default.
  * Sections are built in sorted order, so the table is the same for any input order.
  */
 #include <math.h>
@@ -61,9 +61,14 @@ static int cmp_buffers(const void *pa, const void *pb)
     return 0;
 }
 
-/* The buffer setting for the whole table (see the file comment). */
-static cct_status choose_buffers(const cct_dsec *secs, size_t n_secs, cct_buffers *out,
-                                 cct_error *err)
+/* The buffer setting for the whole table.  NCCL's defaults unless another setting,
+ * measured in every section, is faster than them by more than the tie threshold in the
+ * geometric mean of every pair of points measured under both (same configuration, same
+ * size); with several such settings, the fastest.  When no point was measured at the default
+ * buffers at all, the setting that serves the most measured sizes (then loses least) is used
+ * instead. */
+cct_status cct_dsec_choose_buffers(const cct_dsec *secs, size_t n_secs, double tie,
+                                   cct_buffers *out, cct_error *err)
 {
     cct_buffers *all = NULL;
     size_t n_all = 0;
@@ -90,23 +95,48 @@ static cct_status choose_buffers(const cct_dsec *secs, size_t n_secs, cct_buffer
         free(b);
     }
     *out = (cct_buffers){0, 0, 0};
-    size_t best_cov = 0;
-    double best_loss = INFINITY;
-    if (st == CCT_OK)
-        qsort(all, n_all, sizeof *all, cmp_buffers); /* ties go to the first: defaults (0) */
-    for (size_t i = 0; st == CCT_OK && i < n_all; i++) {
-        double loss = 0;
-        size_t cov = 0;
-        for (size_t s = 0; s < n_secs; s++)
-            cct_dsec_score_buffers(&secs[s], &all[i], &loss, &cov);
-        if (cov > best_cov || (cov == best_cov && loss < best_loss)) {
-            best_cov = cov;
-            best_loss = loss;
-            *out = all[i];
+    if (st != CCT_OK || n_all == 0) {
+        free(all);
+        return st;
+    }
+    qsort(all, n_all, sizeof *all, cmp_buffers); /* NCCL's defaults (0) sort first */
+    bool have_default =
+        all[0].buffsize == 0 && all[0].ll_buffsize == 0 && all[0].ll128_buffsize == 0;
+    if (have_default) {
+        double best_gm = 1.0 - tie;
+        for (size_t i = 1; i < n_all; i++) {
+            /* eligible only if it was measured in every section: it would apply to all */
+            bool everywhere = true;
+            double sum = 0.0;
+            size_t pairs = 0;
+            for (size_t s = 0; s < n_secs; s++) {
+                size_t before = pairs;
+                cct_dsec_pair_buffers(&secs[s], &all[i], &sum, &pairs);
+                everywhere &= pairs > before;
+            }
+            double gm = pairs && everywhere ? exp(sum / (double)pairs) : INFINITY;
+            if (gm < best_gm) {
+                best_gm = gm;
+                *out = all[i];
+            }
+        }
+    } else {
+        size_t best_cov = 0;
+        double best_loss = INFINITY;
+        for (size_t i = 0; i < n_all; i++) {
+            double loss = 0;
+            size_t cov = 0;
+            for (size_t s = 0; s < n_secs; s++)
+                cct_dsec_score_buffers(&secs[s], &all[i], &loss, &cov);
+            if (cov > best_cov || (cov == best_cov && loss < best_loss)) {
+                best_cov = cov;
+                best_loss = loss;
+                *out = all[i];
+            }
         }
     }
     free(all);
-    return st;
+    return CCT_OK;
 }
 
 cct_status cct_build_table(const cct_point *points, size_t n, const cct_decide_options *opt,
@@ -148,7 +178,7 @@ cct_status cct_build_table(const cct_point *points, size_t n, const cct_decide_o
     }
     cct_buffers b = {opt->buffsize, opt->ll_buffsize, opt->ll128_buffsize};
     if (st == CCT_OK && opt->auto_buffers)
-        st = choose_buffers(secs, n_secs, &b, err);
+        st = cct_dsec_choose_buffers(secs, n_secs, opt->tie, &b, err);
     for (size_t s = 0; s < n_secs && st == CCT_OK; s++)
         st = cct_dsec_build(&secs[s], opt, &b, table, err);
     if (st == CCT_OK)

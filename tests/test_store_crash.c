@@ -218,7 +218,8 @@ static void check_store(const char *path, ledger *lg)
     assert_true(dup >= 0);
     lg->duplicated += dup;
     assert_int_equal(dup, 0);
-    assert_int_equal(store_test_sql_int(db, "SELECT count(*) FROM fingerprints"), 1);
+    /* a writer killed before its first commit leaves no fingerprint yet; never two */
+    assert_true(store_test_sql_int(db, "SELECT count(*) FROM fingerprints") <= 1);
     assert_true(store_test_sql_int(db, "SELECT count(*) FROM runs WHERE state = 'running'") <= 1);
     sqlite3_close(db);
 

@@ -390,21 +390,16 @@ static void reset_slot(slot *sl, double *samples)
 typedef struct prune_state {
     bool *dead;
     int *strikes;
-    double *last_t;
-    uint64_t *last_b;
+    double *last_ratio; /* time / fastest time at the previous size it was measured; NAN */
+    double first_best;  /* fastest time at the collective's smallest measured size */
 } prune_state;
 
-/* Marginal bandwidth between the previous and this size: how fast the time grows. */
-static double marginal_bw(const prune_state *ps, size_t k, const slot *sl)
-{
-    if (ps->last_b[k] == 0 || sl->bytes <= ps->last_b[k])
-        return NAN;
-    double dt = sl->stats.median_us - ps->last_t[k];
-    return dt > 0.0 ? (double)(sl->bytes - ps->last_b[k]) / dt : INFINITY;
-}
-
 /* After a size is measured: strike the forced configurations that are clearly slower than
- * the fastest and not catching up; stop corrupt and unsupported ones at once. */
+ * the fastest and not catching up; stop corrupt and unsupported ones at once.  Nothing is
+ * struck while the fastest time is still within 2x of its value at the smallest size: in
+ * the latency-bound region every protocol's curve is flat and noise decides the order, and
+ * a configuration that loses there (Simple against LL) is often the one that wins later.
+ * "Catching up" is a falling ratio to the fastest (by more than 2 % since the last size). */
 static void prune_update(cct_schedule *s, group *g, prune_state *ps)
 {
     size_t best = SIZE_MAX;
@@ -414,7 +409,10 @@ static void prune_update(cct_schedule *s, group *g, prune_state *ps)
             (best == SIZE_MAX || sl->stats.median_us < g->slots[best].stats.median_us))
             best = k;
     }
-    double best_bw = best == SIZE_MAX ? NAN : marginal_bw(ps, best, &g->slots[best]);
+    double tbest = best == SIZE_MAX ? NAN : g->slots[best].stats.median_us;
+    if (isnan(ps->first_best) && !isnan(tbest))
+        ps->first_best = tbest;
+    bool bandwidth_regime = !isnan(tbest) && tbest >= 2.0 * ps->first_best;
     for (size_t k = 0; k < g->n; k++) {
         slot *sl = &g->slots[k];
         if (sl->skip || sl->cfg->algo < 0)
@@ -424,22 +422,15 @@ static void prune_update(cct_schedule *s, group *g, prune_state *ps)
             ps->dead[k] = true; /* never usable by a table: nothing to learn at larger sizes */
             continue;
         }
-        if (!sl->timed || !sl->n_samples || best == SIZE_MAX)
+        if (!sl->timed || !sl->n_samples || isnan(tbest))
             continue;
-        bool dominated =
-            sl->stats.median_us > g->slots[best].stats.median_us * (1.0 + s->opts.prune_margin);
-        double bw = marginal_bw(ps, k, sl);
-        bool catching = !isnan(bw) && !isnan(best_bw) && bw > best_bw;
-        ps->strikes[k] = (dominated && !catching) ? ps->strikes[k] + 1 : 0;
+        double ratio = sl->stats.median_us / tbest;
+        bool dominated = ratio > 1.0 + s->opts.prune_margin;
+        bool catching = !isnan(ps->last_ratio[k]) && ratio < ps->last_ratio[k] * 0.98;
+        ps->last_ratio[k] = ratio;
+        ps->strikes[k] = (bandwidth_regime && dominated && !catching) ? ps->strikes[k] + 1 : 0;
         if (ps->strikes[k] >= s->opts.prune_after)
             ps->dead[k] = true;
-    }
-    for (size_t k = 0; k < g->n; k++) {
-        const slot *sl = &g->slots[k];
-        if (!sl->skip && sl->timed && sl->n_samples) {
-            ps->last_t[k] = sl->stats.median_us;
-            ps->last_b[k] = sl->bytes;
-        }
     }
 }
 
@@ -466,10 +457,10 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
     g.scratch = calloc(scratch_n, sizeof *g.scratch);
     g.uscratch = calloc(3 * max_group, sizeof *g.uscratch);
     prune_state ps = {calloc(max_group, sizeof(bool)), calloc(max_group, sizeof(int)),
-                      calloc(max_group, sizeof(double)), calloc(max_group, sizeof(uint64_t))};
+                      calloc(max_group, sizeof(double)), NAN};
     cct_status st = CCT_OK;
     if (!g.slots || !g.sample_pool || !g.scratch || !g.uscratch || !ps.dead || !ps.strikes ||
-        !ps.last_t || !ps.last_b) {
+        !ps.last_ratio) {
         st = cct_error_set(err, CCT_ENOMEM, "out of memory for %zu configurations", max_group);
         goto done;
     }
@@ -477,7 +468,9 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
         int coll = plan->space.colls[ci];
         memset(ps.dead, 0, max_group * sizeof(bool));
         memset(ps.strikes, 0, max_group * sizeof(int));
-        memset(ps.last_b, 0, max_group * sizeof(uint64_t));
+        for (size_t k = 0; k < max_group; k++)
+            ps.last_ratio[k] = NAN;
+        ps.first_best = NAN;
         for (size_t zi = 0; zi < plan->n_sizes && st == CCT_OK; zi++) {
             g.n = 0;
             for (size_t k = 0; k < sess->n_configs; k++) {
@@ -533,8 +526,7 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
 done:
     free(ps.dead);
     free(ps.strikes);
-    free(ps.last_t);
-    free(ps.last_b);
+    free(ps.last_ratio);
     free(g.slots);
     free(g.sample_pool);
     free(g.scratch);

@@ -54,11 +54,11 @@ stage_build() {
                 "$NT/broadcast_perf" "$NT/reduce_perf"
         ) >"$LOG/build-nccl-tests.log" 2>&1 &
     fi
-    local ntpid=$!
+    local ntpid=${!:-}
     meson setup "$B" -Dnccl_home="$NCCL_HOME" -Dgpu_arch=90 -Dwerror=false >"$LOG/build.log" 2>&1 &&
         ninja -C "$B" >>"$LOG/build.log" 2>&1
     local rc=$?
-    [ -d .ncclt ] && wait $ntpid
+    [ -n "$ntpid" ] && wait "$ntpid"
     summary "build: ccltune rc=$rc ($((SECONDS - t0)) s); nccl-tests: $(ls "$NT" 2>/dev/null | tr '\n' ' ')"
     tail -5 "$LOG/build.log"
     return $rc
@@ -129,10 +129,11 @@ stage_search4() { search 4 "${MAX4:-64M}" ${SEARCH_ARGS:-}; }
 TUNE_ARGS=${TUNE_ARGS:---channels nccl,1,2,max --align 0,4 --buffsize default,1M --cycles 4 --timeout 60}
 tune() {
     local ranks=$1 maxb=$2
+    shift 2
     local t0=$SECONDS
     "$CCLTUNE" tune -o "$OUT/h200-socket-${ranks}ranks.yaml" --store "$OUT/tune-$ranks.db" --no-plots \
         --note "lent H200, $ranks rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)" \
-        --ranks-per-gpu "$ranks" --ranks "$ranks" --max-bytes "$maxb" $TUNE_ARGS >"$LOG/tune-$ranks.log" 2>&1
+        --ranks-per-gpu "$ranks" --ranks "$ranks" --max-bytes "$maxb" $TUNE_ARGS "$@" >"$LOG/tune-$ranks.log" 2>&1
     summary "tune $ranks ranks: rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'wrote|session [0-9]+/' "$LOG/tune-$ranks.log" | tr '\n' ' ')"
 }
 exhaustive() {
@@ -150,7 +151,46 @@ bench() {
         --csv "$OUT/bench-$ranks.csv" >"$LOG/bench-$ranks.log" 2>&1
     summary "bench $ranks ranks: rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'geometric' "$LOG/bench-$ranks.log" | tr '\n' ' ')"
 }
-stage_tune2() { tune 2 "${MAX2:-64M}"; }
+# one rank per GPU on a multi-GPU kind (NVLink), without MPS: a real deployment's topology
+nvlink() {
+    local what=$1 maxb=$2
+    shift 2
+    mps_stop >/dev/null 2>&1 || true
+    local ngpu
+    ngpu=$(nvidia-smi -L | wc -l)
+    local t0=$SECONDS
+    if [ "$what" = tune ]; then
+        "$CCLTUNE" tune -o "$OUT/h200-nvlink-${ngpu}ranks.yaml" --store "$OUT/tune-nvlink-$ngpu.db" \
+            --no-plots --note "lent H200 x$ngpu, one rank per GPU (NVLink)" --ranks "$ngpu" \
+            --ranks-per-gpu 1 --max-bytes "$maxb" $TUNE_ARGS "$@" >"$LOG/tune-nvlink-$ngpu.log" 2>&1
+    else
+        "$CCLTUNE" bench "$OUT/h200-nvlink-${ngpu}ranks.yaml" --ranks "$ngpu" --ranks-per-gpu 1 \
+            --max-bytes "$maxb" --store "$OUT/bench-nvlink-$ngpu.db" -o "$OUT/bench-nvlink-$ngpu.md" \
+            --csv "$OUT/bench-nvlink-$ngpu.csv" >"$LOG/bench-nvlink-$ngpu.log" 2>&1
+    fi
+    summary "$what nvlink $ngpu ranks: rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'wrote|session [0-9]+/|geometric' "$LOG/$what-nvlink-$ngpu.log" | tr '\n' ' ')"
+    mps_start >/dev/null 2>&1 || true
+}
+stage_exhnv() {
+    mps_stop >/dev/null 2>&1 || true
+    local ngpu t0=$SECONDS
+    ngpu=$(nvidia-smi -L | wc -l)
+    "$CCLTUNE" search --exhaustive --store "$OUT/exhaustive-nvlink-$ngpu.db" --ranks "$ngpu" \
+        --ranks-per-gpu 1 --max-bytes "${NVMAX:-1G}" $TUNE_ARGS --align 0,4,8,12 \
+        >"$LOG/exhaustive-nvlink-$ngpu.log" 2>&1
+    summary "exhaustive nvlink $ngpu ranks: rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'session [0-9]+/[0-9]+:' "$LOG/exhaustive-nvlink-$ngpu.log" | tr '\n' ' ')"
+    mps_start >/dev/null 2>&1 || true
+}
+stage_tunenv() { nvlink tune "${NVMAX:-1G}" --align 0,4,8,12; }
+stage_benchnv() { nvlink bench "${NVMAX:-1G}"; }
+stage_probenv() {
+    mps_stop >/dev/null 2>&1 || true
+    { "$CCLTUNE" probe; echo; "$CCLTUNE" probe --json; echo; nvidia-smi topo -m; } >"$LOG/probe-multi.txt" 2>&1
+    summary "probe: $(grep -E '^LL128|links' "$LOG/probe-multi.txt" | head -3 | tr '\n' ' ')"
+    mps_start >/dev/null 2>&1 || true
+}
+
+stage_tune2() { tune 2 "${TMAX2:-256M}" --align 0,4,8,12; }
 stage_tune4() { tune 4 "${MAX4:-16M}"; }
 stage_tune8() { tune 8 "${MAX8:-8M}"; }
 stage_exhaustive4() { exhaustive 4 "${MAX4:-16M}"; }

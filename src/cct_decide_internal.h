@@ -73,6 +73,10 @@ cct_status cct_dsec_buffers(const cct_dsec *sec, cct_buffers **out, size_t *n, c
 /* Adds log(t_b / t_default) over the points measured under both buffer settings. */
 void cct_dsec_pair_buffers(const cct_dsec *sec, const cct_buffers *b, double *sum_log,
                            size_t *pairs);
+/* Per protocol, the largest size its candidates reach under b (0: none measured). */
+void cct_dsec_buffers_reach_proto(const cct_dsec *sec, const cct_buffers *b,
+                                  uint64_t reach[CCT_NUM_PROTOS]);
+uint64_t cct_dsec_buffers_reach(const cct_dsec *sec, const cct_buffers *b);
 /* The table-wide (or one section's) buffer choice; see cct_decide_table.c. */
 cct_status cct_dsec_choose_buffers(const cct_dsec *secs, size_t n_secs, double tie,
                                    cct_buffers *out, cct_error *err);

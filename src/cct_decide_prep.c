@@ -347,6 +347,14 @@ void cct_dsec_pair_buffers(const cct_dsec *sec, const cct_buffers *b, double *su
         const cct_dconf *c = &sec->conf[i];
         if (!candidate(c) || !cct_dconf_uses(c, b))
             continue;
+        /* each variable sizes one protocol's buffers; a protocol whose buffers did not
+         * change differs between sessions only by session-to-session noise (~10 % seen
+         * over sockets), which must not decide the table's environment */
+        bool affected = (c->cfg.proto == CCT_PROTO_SIMPLE && b->buffsize) ||
+                        (c->cfg.proto == CCT_PROTO_LL && b->ll_buffsize) ||
+                        (c->cfg.proto == CCT_PROTO_LL128 && b->ll128_buffsize);
+        if (!affected)
+            continue;
         for (size_t k = 0; k < sec->n_conf; k++) {
             const cct_dconf *d = &sec->conf[k];
             if (!candidate(d) || !cct_dconf_uses(d, &dflt) || d->cfg.algo != c->cfg.algo ||
@@ -364,5 +372,31 @@ void cct_dsec_pair_buffers(const cct_dsec *sec, const cct_buffers *b, double *su
                 }
             }
         }
+    }
+}
+
+/* Largest size any candidate measured under buffer setting b reaches in this section. */
+uint64_t cct_dsec_buffers_reach(const cct_dsec *sec, const cct_buffers *b)
+{
+    uint64_t hi = 0;
+    for (size_t i = 0; i < sec->n_conf; i++) {
+        const cct_dconf *c = &sec->conf[i];
+        if (candidate(c) && cct_dconf_uses(c, b) && c->hi > hi)
+            hi = c->hi;
+    }
+    return hi;
+}
+
+/* Per protocol, the largest size its candidates reach under b (0: none). */
+void cct_dsec_buffers_reach_proto(const cct_dsec *sec, const cct_buffers *b,
+                                  uint64_t reach[CCT_NUM_PROTOS])
+{
+    for (int p = 0; p < CCT_NUM_PROTOS; p++)
+        reach[p] = 0;
+    for (size_t i = 0; i < sec->n_conf; i++) {
+        const cct_dconf *c = &sec->conf[i];
+        if (candidate(c) && cct_dconf_uses(c, b) && c->cfg.proto >= 0 &&
+            c->cfg.proto < CCT_NUM_PROTOS && c->hi > reach[c->cfg.proto])
+            reach[c->cfg.proto] = c->hi;
     }
 }

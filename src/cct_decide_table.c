@@ -62,11 +62,12 @@ static int cmp_buffers(const void *pa, const void *pb)
 }
 
 /* The buffer setting for the whole table.  NCCL's defaults unless another setting,
- * measured in every section, is faster than them by more than the tie threshold in the
- * geometric mean of every pair of points measured under both (same configuration, same
- * size); with several such settings, the fastest.  When no point was measured at the default
- * buffers at all, the setting that serves the most measured sizes (then loses least) is used
- * instead. */
+ * measured in every section and as far in size as the defaults for every protocol, is
+ * faster than them by more than twice the tie threshold in the geometric mean of every pair
+ * of points measured under both (same configuration, same size, a protocol whose buffers
+ * the setting changes); with several such settings, the fastest.  When no point was measured at the
+ * default buffers at all, the setting that serves the most measured sizes (then loses least) is
+ * used instead. */
 cct_status cct_dsec_choose_buffers(const cct_dsec *secs, size_t n_secs, double tie,
                                    cct_buffers *out, cct_error *err)
 {
@@ -103,9 +104,12 @@ cct_status cct_dsec_choose_buffers(const cct_dsec *secs, size_t n_secs, double t
     bool have_default =
         all[0].buffsize == 0 && all[0].ll_buffsize == 0 && all[0].ll128_buffsize == 0;
     if (have_default) {
-        double best_gm = 1.0 - tie;
+        /* twice the tie threshold: comparisons across sessions carry the session noise */
+        double best_gm = 1.0 - 2.0 * tie;
         for (size_t i = 1; i < n_all; i++) {
-            /* eligible only if it was measured in every section: it would apply to all */
+            /* eligible only if it was measured in every section (it would apply to all),
+             * and every protocol measured at the defaults reaches as far under it: a
+             * setting whose measurements stop early cannot serve the large sizes */
             bool everywhere = true;
             double sum = 0.0;
             size_t pairs = 0;
@@ -113,6 +117,11 @@ cct_status cct_dsec_choose_buffers(const cct_dsec *secs, size_t n_secs, double t
                 size_t before = pairs;
                 cct_dsec_pair_buffers(&secs[s], &all[i], &sum, &pairs);
                 everywhere &= pairs > before;
+                uint64_t rd[CCT_NUM_PROTOS], rb[CCT_NUM_PROTOS];
+                cct_dsec_buffers_reach_proto(&secs[s], &all[0], rd);
+                cct_dsec_buffers_reach_proto(&secs[s], &all[i], rb);
+                for (int p = 0; p < CCT_NUM_PROTOS; p++)
+                    everywhere &= rd[p] == 0 || rb[p] >= rd[p];
             }
             double gm = pairs && everywhere ? exp(sum / (double)pairs) : INFINITY;
             if (gm < best_gm) {

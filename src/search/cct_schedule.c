@@ -448,6 +448,11 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
                              "supported (narrow the space)",
                              max_group);
     s->points_total = cct_schedule_count_points(plan, s->session, s->opts.time_in_place);
+    /* Pruning only where buffers are NCCL's defaults: a session with other buffer sizes
+     * holds the reference configurations that show what the buffers change, and cutting
+     * one short (Simple, say) leaves the table nothing to serve the large sizes with. */
+    bool adaptive = s->opts.adaptive && sess->buffsize == 0 && sess->ll_buffsize == 0 &&
+                    sess->ll128_buffsize == 0;
     group g;
     memset(&g, 0, sizeof g);
     g.per_slot_cap = (size_t)s->opts.cycles * (size_t)(s->opts.max_remeasure + 1);
@@ -491,7 +496,7 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
             if ((st = skip_mask(s, &g, err)) != CCT_OK)
                 break;
             size_t pruned_now = 0;
-            if (s->opts.adaptive)
+            if (adaptive)
                 for (size_t k = 0; k < g.n; k++)
                     if (ps.dead[k] && !g.slots[k].skip) {
                         g.slots[k].skip = true; /* dominated: not measured at this size */
@@ -512,7 +517,7 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
                 break;
             if ((st = store_group(s, &g, err)) != CCT_OK)
                 break;
-            if (s->opts.adaptive)
+            if (adaptive)
                 prune_update(s, &g, &ps);
             if (s->progress) {
                 char what[96], b[32];

@@ -1,0 +1,96 @@
+/*
+ * test_tables_replay.c - the committed tables under tables/ are reproduced byte for byte
+ * by fitting the recorded stores that produced them (suite `replay`).
+ *
+ * Each table names its store and the note it was made with; `ccltune fit` is run exactly
+ * as a user would and its output compared with the committed file.  A change to the
+ * fitter, the decisions or the writer that would change a committed table fails here, so
+ * the tables in git always say what the current code concludes from the measurements.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct replay_case {
+    const char *table;
+    const char *store;
+    const char *note;
+} replay_case;
+
+static const replay_case cases[] = {
+    {"tables/h200-socket-2ranks.yaml", "tests/data/h200/run-2026-11-29b/tune-2.db",
+     "lent H200, 2 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)"},
+    {"tables/h200-socket-4ranks.yaml", "tests/data/h200/run-2026-11-29b/tune-4.db",
+     "lent H200, 4 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)"},
+    {"tables/h200-socket-8ranks.yaml", "tests/data/h200/run-2026-11-29b/tune-8.db",
+     "lent H200, 8 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)"},
+    {"tables/h200-nvlink-2ranks.yaml", "tests/data/h200/x2-nvlink/tune-nvlink-2.db",
+     "lent H200 x2, one rank per GPU (NVLink)"},
+};
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf)
+        buf[n] = '\0';
+    *len = (size_t)n;
+    return buf;
+}
+
+static void test_committed_tables_reproduce(void **state)
+{
+    (void)state;
+    const char *src = getenv("CCT_TEST_SRCDIR"), *ccltune = getenv("CCT_CCLTUNE");
+    assert_non_null(src);
+    assert_non_null(ccltune);
+    char dir[] = "/tmp/cct-tables-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char store[1024], want[1024], out[1100], cmd[4096];
+        snprintf(store, sizeof store, "%s/../%s", src, cases[i].store);
+        snprintf(want, sizeof want, "%s/../%s", src, cases[i].table);
+        snprintf(out, sizeof out, "%s/t%zu.yaml", dir, i);
+        snprintf(cmd, sizeof cmd, "'%s' fit --store '%s' --note '%s' -o '%s' 2>/dev/null", ccltune,
+                 store, cases[i].note, out);
+        int rc = system(cmd);
+        assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
+        size_t n_want = 0, n_got = 0;
+        char *w = slurp(want, &n_want), *g = slurp(out, &n_got);
+        assert_non_null(w);
+        assert_non_null(g);
+        if (n_want != n_got || memcmp(w, g, n_want) != 0)
+            fail_msg("%s is not what `ccltune fit --store %s` produces now (%s); refit and review "
+                     "the diff with `ccltune diff`",
+                     cases[i].table, cases[i].store, out);
+        free(w);
+        free(g);
+        unlink(out);
+    }
+    rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_committed_tables_reproduce)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -37,7 +37,8 @@ static void help(FILE *out)
             "  --plots DIR         plots (PNG and SVG, with their gnuplot scripts) [plots]\n"
             "  --no-plots          skip the plots\n"
             "  --recorded DB       recorded measurements used without a GPU\n"
-            "                      [tests/data/h200/search-4ranks.db of the source tree]\n"
+            "                      [tests/data/h200/run-2026-11-29b/tune-4.db of the source\n"
+            "                      tree: 4 rank processes on an H200]\n"
             "  --note TEXT         provenance note for the table\n"
             "  Every other flag goes to `ccltune search` (see ccltune search --help), e.g.\n"
             "  --ranks-per-gpu 4 --max-bytes 64M --colls allreduce,allgather.\n");

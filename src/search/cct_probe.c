@@ -147,6 +147,43 @@ static void probe_hwloc(cct_probe_info *info)
     hwloc_topology_destroy(topo);
 }
 
+/* The CUDA version NCCL itself was built with (CUDART_VERSION, e.g. 13000), read from the
+ * "NCCL version 2.28.9+cuda13.0" string every NCCL library carries; 0 when not found.  It
+ * decides NCCL's one LL128 exception (CUDA 11.8, ring allreduce on 2 ranks at cc 9.0). */
+int cct_probe_nccl_cuda(void)
+{
+    Dl_info dl;
+    if (!dladdr((void *)ncclGetVersion, &dl) || !dl.dli_fname)
+        return 0;
+    FILE *f = fopen(dl.dli_fname, "rb");
+    if (!f)
+        return 0;
+    static const char key[] = "NCCL version ";
+    char buf[1 << 20];
+    size_t keep = 0;
+    int found = 0;
+    for (;;) {
+        size_t n = fread(buf + keep, 1, sizeof buf - keep, f);
+        if (n == 0)
+            break;
+        size_t len = keep + n;
+        for (size_t i = 0; i + sizeof key + 16 < len && !found; i++) {
+            if (buf[i] != 'N' || memcmp(buf + i, key, sizeof key - 1) != 0)
+                continue;
+            const char *p = memchr(buf + i, '+', 24);
+            int major = 0, minor = 0;
+            if (p && sscanf(p, "+cuda%d.%d", &major, &minor) == 2 && major > 0)
+                found = major * 1000 + minor * 10;
+        }
+        if (found)
+            break;
+        keep = len < 64 ? len : 64; /* a match may straddle two reads */
+        memmove(buf, buf + len - keep, keep);
+    }
+    fclose(f);
+    return found;
+}
+
 static void version_text(int v, char *buf, size_t len)
 {
     snprintf(buf, len, "%d.%d", v / 1000, (v % 1000) / 10);
@@ -161,6 +198,7 @@ cct_status cct_probe_collect(cct_probe_info *info, cct_error *err)
         info->nccl_code = v;
         snprintf(info->nccl, sizeof info->nccl, "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
     }
+    info->nccl_cuda = cct_probe_nccl_cuda();
     if (cudaRuntimeGetVersion(&v) == cudaSuccess)
         version_text(v, info->cuda_runtime, sizeof info->cuda_runtime);
     int driver = 0;
@@ -256,6 +294,7 @@ bool cct_probe_ll128(const cct_probe_info *info, int ranks, int nodes, int ranks
             q.max_cc = info->gpus[i].cc;
     }
     q.nranks = ranks;
+    q.cudart_version = info->nccl_cuda;
     q.coll = CCT_COLL_ALLREDUCE;
     q.algo = CCT_ALGO_RING;
     if (ranks_per_gpu > 1) {
@@ -308,7 +347,8 @@ void cct_probe_fingerprint(const cct_probe_info *info, int ranks, int nodes, int
 void cct_probe_print(FILE *out, const cct_probe_info *info, int ranks, int nodes, int ranks_per_gpu)
 {
     fprintf(out, "host:          %s\n", info->host);
-    fprintf(out, "NCCL:          %s\n", info->nccl[0] ? info->nccl : "?");
+    fprintf(out, "NCCL:          %s (built with CUDA %d.%d)\n", info->nccl[0] ? info->nccl : "?",
+            info->nccl_cuda / 1000, (info->nccl_cuda % 1000) / 10);
     fprintf(out, "CUDA:          driver %s, runtime %s\n", info->cuda_driver, info->cuda_runtime);
     fprintf(out, "NVML:          %s\n",
             info->nvml ? "yes" : "not available (NVLink state unknown)");

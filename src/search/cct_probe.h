@@ -24,13 +24,13 @@
 
 typedef struct cct_probe_gpu {
     char name[256];
-    int cc;            /* 90 for 9.0 */
-    char bus_id[32];   /* "0000:19:00.0" */
+    int cc;          /* 90 for 9.0 */
+    char bus_id[32]; /* "0000:19:00.0" */
     size_t mem_bytes;
     int sms;
-    int nvlinks;       /* active NVLinks (NVML); -1 when NVML is unavailable */
-    int numa;          /* NUMA node of the GPU's PCIe root; -1 unknown */
-    int nic_path;      /* cct_path to the closest NIC; CCT_PATH_UNKNOWN without NICs */
+    int nvlinks;  /* active NVLinks (NVML); -1 when NVML is unavailable */
+    int numa;     /* NUMA node of the GPU's PCIe root; -1 unknown */
+    int nic_path; /* cct_path to the closest NIC; CCT_PATH_UNKNOWN without NICs */
 } cct_probe_gpu;
 
 typedef struct cct_probe_info {
@@ -40,12 +40,17 @@ typedef struct cct_probe_info {
     int n_nics;
     char nics[CCT_PROBE_MAX_NICS][64];
     char nccl[32];
-    int nccl_code;     /* NCCL_VERSION_CODE of the library linked: 22809 */
+    int nccl_code; /* NCCL_VERSION_CODE of the library linked: 22809 */
+    int nccl_cuda; /* CUDA version NCCL was built with (13000); 0 unknown */
     char cuda_driver[32];
     char cuda_runtime[32];
     char host[128];
-    bool nvml;         /* NVML answered */
+    bool nvml; /* NVML answered */
 } cct_probe_info;
+
+/* The CUDA version the linked NCCL was built with (13000 for "+cuda13.0"), read from the
+ * version string inside the library file; 0 when it cannot be found.  Needs no GPU. */
+int cct_probe_nccl_cuda(void);
 
 /* Collect everything.  CCT_ENOGPU (with a message saying so) where no GPU is visible. */
 cct_status cct_probe_collect(cct_probe_info *info, cct_error *err);

@@ -27,6 +27,10 @@ set arrow 6 from first 160530, graph 0 to first 160530, graph 1 nohead dt 3 lc r
 set label 6 'ring/ll' at first 160530, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 7 from first 642119, graph 0 to first 642119, graph 1 nohead dt 3 lc rgb '#909090' back
 set label 7 'ring/ll 64 ch' at first 642119, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 8 from first 2193911, graph 0 to first 2193911, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 8 'ring/ll128 64 ch' at first 2193911, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 9 from first 10273905, graph 0 to first 10273905, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 9 'ring/ll128' at first 10273905, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'reduce-2r1n-time.' . fmt
@@ -34,7 +38,7 @@ do for [fmt in 'png svg'] {
     set logscale y 10
     set yrange [*:*]
     set ylabel 'time per call (µs)'
-    plot 'reduce-2r1n-envelope.dat' index 0:6 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'reduce-2r1n-envelope.dat' index 0:8 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'reduce-2r1n-measured.dat' index 0 using 1:2:3:4 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'reduce-2r1n-measured.dat' index 1 using 1:2:3:4 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'reduce-2r1n-models.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \
@@ -44,24 +48,28 @@ do for [fmt in 'png svg'] {
          'reduce-2r1n-models.dat' index 2 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 3 notitle, \
          'reduce-2r1n-measured.dat' index 4 using 1:2:3:4 with yerrorbars lc rgb '#9467bd' pt 13 ps 0.8 dt 4 title 'ring/ll 64 ch', \
          'reduce-2r1n-models.dat' index 3 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 4 notitle, \
-         'reduce-2r1n-measured.dat' index 5 using 1:2:3:4 with yerrorlines lc rgb '#8c564b' pt 7 ps 0.8 dt 1 title 'ring/ll128', \
-         'reduce-2r1n-measured.dat' index 6 using 1:2:3:4 with yerrorlines lc rgb '#8c564b' pt 9 ps 0.8 dt 2 title 'ring/ll128 1 ch', \
-         'reduce-2r1n-measured.dat' index 7 using 1:2:3:4 with yerrorlines lc rgb '#8c564b' pt 5 ps 0.8 dt 3 title 'ring/ll128 2 ch', \
-         'reduce-2r1n-measured.dat' index 8 using 1:2:3:4 with yerrorlines lc rgb '#8c564b' pt 13 ps 0.8 dt 4 title 'ring/ll128 64 ch', \
+         'reduce-2r1n-measured.dat' index 5 using 1:2:3:4 with yerrorbars lc rgb '#8c564b' pt 7 ps 0.8 dt 1 title 'ring/ll128', \
+         'reduce-2r1n-models.dat' index 4 using 1:2 with lines lw 1.5 lc rgb '#8c564b' dt 1 notitle, \
+         'reduce-2r1n-measured.dat' index 6 using 1:2:3:4 with yerrorbars lc rgb '#8c564b' pt 9 ps 0.8 dt 2 title 'ring/ll128 1 ch', \
+         'reduce-2r1n-models.dat' index 5 using 1:2 with lines lw 1.5 lc rgb '#8c564b' dt 2 notitle, \
+         'reduce-2r1n-measured.dat' index 7 using 1:2:3:4 with yerrorbars lc rgb '#8c564b' pt 5 ps 0.8 dt 3 title 'ring/ll128 2 ch', \
+         'reduce-2r1n-models.dat' index 6 using 1:2 with lines lw 1.5 lc rgb '#8c564b' dt 3 notitle, \
+         'reduce-2r1n-measured.dat' index 8 using 1:2:3:4 with yerrorbars lc rgb '#8c564b' pt 13 ps 0.8 dt 4 title 'ring/ll128 64 ch', \
+         'reduce-2r1n-models.dat' index 7 using 1:2 with lines lw 1.5 lc rgb '#8c564b' dt 4 notitle, \
          'reduce-2r1n-measured.dat' index 9 using 1:2:3:4 with yerrorbars lc rgb '#e377c2' pt 7 ps 0.8 dt 1 title 'ring/simple', \
-         'reduce-2r1n-models.dat' index 4 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 1 notitle, \
+         'reduce-2r1n-models.dat' index 8 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 1 notitle, \
          'reduce-2r1n-measured.dat' index 10 using 1:2:3:4 with yerrorbars lc rgb '#e377c2' pt 9 ps 0.8 dt 2 title 'ring/simple 1 ch', \
-         'reduce-2r1n-models.dat' index 5 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 2 notitle, \
+         'reduce-2r1n-models.dat' index 9 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 2 notitle, \
          'reduce-2r1n-measured.dat' index 11 using 1:2:3:4 with yerrorbars lc rgb '#e377c2' pt 5 ps 0.8 dt 3 title 'ring/simple 2 ch', \
-         'reduce-2r1n-models.dat' index 6 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 3 notitle, \
+         'reduce-2r1n-models.dat' index 10 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 3 notitle, \
          'reduce-2r1n-measured.dat' index 12 using 1:2:3:4 with yerrorbars lc rgb '#e377c2' pt 13 ps 0.8 dt 4 title 'ring/simple 64 ch', \
-         'reduce-2r1n-models.dat' index 7 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 4 notitle
+         'reduce-2r1n-models.dat' index 11 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 4 notitle
     set output 'reduce-2r1n-busbw.' . fmt
     set title busbw_title
     unset logscale y
     set yrange [0:*]
     set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'
-    plot 'reduce-2r1n-envelope.dat' index 0:6 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'reduce-2r1n-envelope.dat' index 0:8 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'reduce-2r1n-measured.dat' index 0 using 1:6:7:8 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'reduce-2r1n-measured.dat' index 1 using 1:6:7:8 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'reduce-2r1n-models.dat' index 0 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \
@@ -71,17 +79,21 @@ do for [fmt in 'png svg'] {
          'reduce-2r1n-models.dat' index 2 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 3 notitle, \
          'reduce-2r1n-measured.dat' index 4 using 1:6:7:8 with yerrorbars lc rgb '#9467bd' pt 13 ps 0.8 dt 4 title 'ring/ll 64 ch', \
          'reduce-2r1n-models.dat' index 3 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 4 notitle, \
-         'reduce-2r1n-measured.dat' index 5 using 1:6:7:8 with yerrorlines lc rgb '#8c564b' pt 7 ps 0.8 dt 1 title 'ring/ll128', \
-         'reduce-2r1n-measured.dat' index 6 using 1:6:7:8 with yerrorlines lc rgb '#8c564b' pt 9 ps 0.8 dt 2 title 'ring/ll128 1 ch', \
-         'reduce-2r1n-measured.dat' index 7 using 1:6:7:8 with yerrorlines lc rgb '#8c564b' pt 5 ps 0.8 dt 3 title 'ring/ll128 2 ch', \
-         'reduce-2r1n-measured.dat' index 8 using 1:6:7:8 with yerrorlines lc rgb '#8c564b' pt 13 ps 0.8 dt 4 title 'ring/ll128 64 ch', \
+         'reduce-2r1n-measured.dat' index 5 using 1:6:7:8 with yerrorbars lc rgb '#8c564b' pt 7 ps 0.8 dt 1 title 'ring/ll128', \
+         'reduce-2r1n-models.dat' index 4 using 1:3 with lines lw 1.5 lc rgb '#8c564b' dt 1 notitle, \
+         'reduce-2r1n-measured.dat' index 6 using 1:6:7:8 with yerrorbars lc rgb '#8c564b' pt 9 ps 0.8 dt 2 title 'ring/ll128 1 ch', \
+         'reduce-2r1n-models.dat' index 5 using 1:3 with lines lw 1.5 lc rgb '#8c564b' dt 2 notitle, \
+         'reduce-2r1n-measured.dat' index 7 using 1:6:7:8 with yerrorbars lc rgb '#8c564b' pt 5 ps 0.8 dt 3 title 'ring/ll128 2 ch', \
+         'reduce-2r1n-models.dat' index 6 using 1:3 with lines lw 1.5 lc rgb '#8c564b' dt 3 notitle, \
+         'reduce-2r1n-measured.dat' index 8 using 1:6:7:8 with yerrorbars lc rgb '#8c564b' pt 13 ps 0.8 dt 4 title 'ring/ll128 64 ch', \
+         'reduce-2r1n-models.dat' index 7 using 1:3 with lines lw 1.5 lc rgb '#8c564b' dt 4 notitle, \
          'reduce-2r1n-measured.dat' index 9 using 1:6:7:8 with yerrorbars lc rgb '#e377c2' pt 7 ps 0.8 dt 1 title 'ring/simple', \
-         'reduce-2r1n-models.dat' index 4 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 1 notitle, \
+         'reduce-2r1n-models.dat' index 8 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 1 notitle, \
          'reduce-2r1n-measured.dat' index 10 using 1:6:7:8 with yerrorbars lc rgb '#e377c2' pt 9 ps 0.8 dt 2 title 'ring/simple 1 ch', \
-         'reduce-2r1n-models.dat' index 5 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 2 notitle, \
+         'reduce-2r1n-models.dat' index 9 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 2 notitle, \
          'reduce-2r1n-measured.dat' index 11 using 1:6:7:8 with yerrorbars lc rgb '#e377c2' pt 5 ps 0.8 dt 3 title 'ring/simple 2 ch', \
-         'reduce-2r1n-models.dat' index 6 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 3 notitle, \
+         'reduce-2r1n-models.dat' index 10 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 3 notitle, \
          'reduce-2r1n-measured.dat' index 12 using 1:6:7:8 with yerrorbars lc rgb '#e377c2' pt 13 ps 0.8 dt 4 title 'ring/simple 64 ch', \
-         'reduce-2r1n-models.dat' index 7 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 4 notitle
+         'reduce-2r1n-models.dat' index 11 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 4 notitle
     unset output
 }

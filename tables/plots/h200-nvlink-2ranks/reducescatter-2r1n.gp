@@ -19,6 +19,8 @@ set arrow 2 from first 23170, graph 0 to first 23170, graph 1 nohead dt 3 lc rgb
 set label 2 'ring/ll 2 ch' at first 23170, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 3 from first 60162, graph 0 to first 60162, graph 1 nohead dt 3 lc rgb '#909090' back
 set label 3 'ring/ll 64 ch' at first 60162, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 4 from first 4219812, graph 0 to first 4219812, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 4 'ring/ll128' at first 4219812, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'reducescatter-2r1n-time.' . fmt
@@ -26,7 +28,7 @@ do for [fmt in 'png svg'] {
     set logscale y 10
     set yrange [*:*]
     set ylabel 'time per call (µs)'
-    plot 'reducescatter-2r1n-envelope.dat' index 0:2 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'reducescatter-2r1n-envelope.dat' index 0:3 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'reducescatter-2r1n-measured.dat' index 0 using 1:2:3:4 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'reducescatter-2r1n-measured.dat' index 1 using 1:2:3:4 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'reducescatter-2r1n-models.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \
@@ -36,24 +38,28 @@ do for [fmt in 'png svg'] {
          'reducescatter-2r1n-models.dat' index 2 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 3 notitle, \
          'reducescatter-2r1n-measured.dat' index 4 using 1:2:3:4 with yerrorbars lc rgb '#9467bd' pt 13 ps 0.8 dt 4 title 'ring/ll 64 ch', \
          'reducescatter-2r1n-models.dat' index 3 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 4 notitle, \
-         'reducescatter-2r1n-measured.dat' index 5 using 1:2:3:4 with yerrorlines lc rgb '#8c564b' pt 7 ps 0.8 dt 1 title 'ring/ll128', \
-         'reducescatter-2r1n-measured.dat' index 6 using 1:2:3:4 with yerrorlines lc rgb '#8c564b' pt 9 ps 0.8 dt 2 title 'ring/ll128 1 ch', \
-         'reducescatter-2r1n-measured.dat' index 7 using 1:2:3:4 with yerrorlines lc rgb '#8c564b' pt 5 ps 0.8 dt 3 title 'ring/ll128 2 ch', \
-         'reducescatter-2r1n-measured.dat' index 8 using 1:2:3:4 with yerrorlines lc rgb '#8c564b' pt 13 ps 0.8 dt 4 title 'ring/ll128 64 ch', \
+         'reducescatter-2r1n-measured.dat' index 5 using 1:2:3:4 with yerrorbars lc rgb '#8c564b' pt 7 ps 0.8 dt 1 title 'ring/ll128', \
+         'reducescatter-2r1n-models.dat' index 4 using 1:2 with lines lw 1.5 lc rgb '#8c564b' dt 1 notitle, \
+         'reducescatter-2r1n-measured.dat' index 6 using 1:2:3:4 with yerrorbars lc rgb '#8c564b' pt 9 ps 0.8 dt 2 title 'ring/ll128 1 ch', \
+         'reducescatter-2r1n-models.dat' index 5 using 1:2 with lines lw 1.5 lc rgb '#8c564b' dt 2 notitle, \
+         'reducescatter-2r1n-measured.dat' index 7 using 1:2:3:4 with yerrorbars lc rgb '#8c564b' pt 5 ps 0.8 dt 3 title 'ring/ll128 2 ch', \
+         'reducescatter-2r1n-models.dat' index 6 using 1:2 with lines lw 1.5 lc rgb '#8c564b' dt 3 notitle, \
+         'reducescatter-2r1n-measured.dat' index 8 using 1:2:3:4 with yerrorbars lc rgb '#8c564b' pt 13 ps 0.8 dt 4 title 'ring/ll128 64 ch', \
+         'reducescatter-2r1n-models.dat' index 7 using 1:2 with lines lw 1.5 lc rgb '#8c564b' dt 4 notitle, \
          'reducescatter-2r1n-measured.dat' index 9 using 1:2:3:4 with yerrorbars lc rgb '#e377c2' pt 7 ps 0.8 dt 1 title 'ring/simple', \
-         'reducescatter-2r1n-models.dat' index 4 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 1 notitle, \
+         'reducescatter-2r1n-models.dat' index 8 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 1 notitle, \
          'reducescatter-2r1n-measured.dat' index 10 using 1:2:3:4 with yerrorbars lc rgb '#e377c2' pt 9 ps 0.8 dt 2 title 'ring/simple 1 ch', \
-         'reducescatter-2r1n-models.dat' index 5 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 2 notitle, \
+         'reducescatter-2r1n-models.dat' index 9 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 2 notitle, \
          'reducescatter-2r1n-measured.dat' index 11 using 1:2:3:4 with yerrorbars lc rgb '#e377c2' pt 5 ps 0.8 dt 3 title 'ring/simple 2 ch', \
-         'reducescatter-2r1n-models.dat' index 6 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 3 notitle, \
+         'reducescatter-2r1n-models.dat' index 10 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 3 notitle, \
          'reducescatter-2r1n-measured.dat' index 12 using 1:2:3:4 with yerrorbars lc rgb '#e377c2' pt 13 ps 0.8 dt 4 title 'ring/simple 64 ch', \
-         'reducescatter-2r1n-models.dat' index 7 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 4 notitle
+         'reducescatter-2r1n-models.dat' index 11 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 4 notitle
     set output 'reducescatter-2r1n-busbw.' . fmt
     set title busbw_title
     unset logscale y
     set yrange [0:*]
     set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'
-    plot 'reducescatter-2r1n-envelope.dat' index 0:2 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'reducescatter-2r1n-envelope.dat' index 0:3 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'reducescatter-2r1n-measured.dat' index 0 using 1:6:7:8 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'reducescatter-2r1n-measured.dat' index 1 using 1:6:7:8 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'reducescatter-2r1n-models.dat' index 0 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \
@@ -63,17 +69,21 @@ do for [fmt in 'png svg'] {
          'reducescatter-2r1n-models.dat' index 2 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 3 notitle, \
          'reducescatter-2r1n-measured.dat' index 4 using 1:6:7:8 with yerrorbars lc rgb '#9467bd' pt 13 ps 0.8 dt 4 title 'ring/ll 64 ch', \
          'reducescatter-2r1n-models.dat' index 3 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 4 notitle, \
-         'reducescatter-2r1n-measured.dat' index 5 using 1:6:7:8 with yerrorlines lc rgb '#8c564b' pt 7 ps 0.8 dt 1 title 'ring/ll128', \
-         'reducescatter-2r1n-measured.dat' index 6 using 1:6:7:8 with yerrorlines lc rgb '#8c564b' pt 9 ps 0.8 dt 2 title 'ring/ll128 1 ch', \
-         'reducescatter-2r1n-measured.dat' index 7 using 1:6:7:8 with yerrorlines lc rgb '#8c564b' pt 5 ps 0.8 dt 3 title 'ring/ll128 2 ch', \
-         'reducescatter-2r1n-measured.dat' index 8 using 1:6:7:8 with yerrorlines lc rgb '#8c564b' pt 13 ps 0.8 dt 4 title 'ring/ll128 64 ch', \
+         'reducescatter-2r1n-measured.dat' index 5 using 1:6:7:8 with yerrorbars lc rgb '#8c564b' pt 7 ps 0.8 dt 1 title 'ring/ll128', \
+         'reducescatter-2r1n-models.dat' index 4 using 1:3 with lines lw 1.5 lc rgb '#8c564b' dt 1 notitle, \
+         'reducescatter-2r1n-measured.dat' index 6 using 1:6:7:8 with yerrorbars lc rgb '#8c564b' pt 9 ps 0.8 dt 2 title 'ring/ll128 1 ch', \
+         'reducescatter-2r1n-models.dat' index 5 using 1:3 with lines lw 1.5 lc rgb '#8c564b' dt 2 notitle, \
+         'reducescatter-2r1n-measured.dat' index 7 using 1:6:7:8 with yerrorbars lc rgb '#8c564b' pt 5 ps 0.8 dt 3 title 'ring/ll128 2 ch', \
+         'reducescatter-2r1n-models.dat' index 6 using 1:3 with lines lw 1.5 lc rgb '#8c564b' dt 3 notitle, \
+         'reducescatter-2r1n-measured.dat' index 8 using 1:6:7:8 with yerrorbars lc rgb '#8c564b' pt 13 ps 0.8 dt 4 title 'ring/ll128 64 ch', \
+         'reducescatter-2r1n-models.dat' index 7 using 1:3 with lines lw 1.5 lc rgb '#8c564b' dt 4 notitle, \
          'reducescatter-2r1n-measured.dat' index 9 using 1:6:7:8 with yerrorbars lc rgb '#e377c2' pt 7 ps 0.8 dt 1 title 'ring/simple', \
-         'reducescatter-2r1n-models.dat' index 4 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 1 notitle, \
+         'reducescatter-2r1n-models.dat' index 8 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 1 notitle, \
          'reducescatter-2r1n-measured.dat' index 10 using 1:6:7:8 with yerrorbars lc rgb '#e377c2' pt 9 ps 0.8 dt 2 title 'ring/simple 1 ch', \
-         'reducescatter-2r1n-models.dat' index 5 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 2 notitle, \
+         'reducescatter-2r1n-models.dat' index 9 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 2 notitle, \
          'reducescatter-2r1n-measured.dat' index 11 using 1:6:7:8 with yerrorbars lc rgb '#e377c2' pt 5 ps 0.8 dt 3 title 'ring/simple 2 ch', \
-         'reducescatter-2r1n-models.dat' index 6 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 3 notitle, \
+         'reducescatter-2r1n-models.dat' index 10 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 3 notitle, \
          'reducescatter-2r1n-measured.dat' index 12 using 1:6:7:8 with yerrorbars lc rgb '#e377c2' pt 13 ps 0.8 dt 4 title 'ring/simple 64 ch', \
-         'reducescatter-2r1n-models.dat' index 7 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 4 notitle
+         'reducescatter-2r1n-models.dat' index 11 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 4 notitle
     unset output
 }

@@ -61,6 +61,11 @@ cct_status cct_build_section(const cct_point *points, size_t n, const cct_decide
 cct_status cct_build_table(const cct_point *points, size_t n, const cct_decide_options *opt,
                            cct_table *table, cct_error *err);
 
+/* cct_build_table that also reports how many (collective, ranks, nodes) groups were
+ * skipped because only NCCL's default was measured there (skipped may be NULL). */
+cct_status cct_build_table_counted(const cct_point *points, size_t n, const cct_decide_options *opt,
+                                   cct_table *table, size_t *skipped, cct_error *err);
+
 /* Where model a (times factor_a) stops being slower or faster than model b (times
  * factor_b) between sizes lo < hi: the root of the difference of the predictions, found by
  * bisection on log size to the byte.  Returns false (and leaves *at) when the difference

@@ -73,6 +73,8 @@ cct_status cct_dsec_buffers(const cct_dsec *sec, cct_buffers **out, size_t *n, c
 /* Adds log(t_b / t_default) over the points measured under both buffer settings. */
 void cct_dsec_pair_buffers(const cct_dsec *sec, const cct_buffers *b, double *sum_log,
                            size_t *pairs);
+/* Whether any configuration other than NCCL's default can be decided on. */
+bool cct_dsec_has_candidates(const cct_dsec *sec);
 /* Per protocol, the largest size its candidates reach under b (0: none measured). */
 void cct_dsec_buffers_reach_proto(const cct_dsec *sec, const cct_buffers *b,
                                   uint64_t reach[CCT_NUM_PROTOS]);

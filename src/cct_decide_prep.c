@@ -400,3 +400,11 @@ void cct_dsec_buffers_reach_proto(const cct_dsec *sec, const cct_buffers *b,
             reach[c->cfg.proto] = c->hi;
     }
 }
+
+bool cct_dsec_has_candidates(const cct_dsec *sec)
+{
+    for (size_t i = 0; i < sec->n_conf; i++)
+        if (candidate(&sec->conf[i]))
+            return true;
+    return false;
+}

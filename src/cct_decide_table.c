@@ -151,6 +151,12 @@ cct_status cct_dsec_choose_buffers(const cct_dsec *secs, size_t n_secs, double t
 cct_status cct_build_table(const cct_point *points, size_t n, const cct_decide_options *opt,
                            cct_table *table, cct_error *err)
 {
+    return cct_build_table_counted(points, n, opt, table, NULL, err);
+}
+
+cct_status cct_build_table_counted(const cct_point *points, size_t n, const cct_decide_options *opt,
+                                   cct_table *table, size_t *skipped_out, cct_error *err)
+{
     cct_decide_options def;
     if (!opt) {
         cct_decide_options_default(&def);
@@ -188,8 +194,24 @@ cct_status cct_build_table(const cct_point *points, size_t n, const cct_decide_o
     cct_buffers b = {opt->buffsize, opt->ll_buffsize, opt->ll128_buffsize};
     if (st == CCT_OK && opt->auto_buffers)
         st = cct_dsec_choose_buffers(secs, n_secs, opt->tie, &b, err);
-    for (size_t s = 0; s < n_secs && st == CCT_OK; s++)
+    size_t built = 0, skipped = 0;
+    for (size_t s = 0; s < n_secs && st == CCT_OK; s++) {
+        /* a topology where only NCCL's default was measured (an imported nccl-tests log
+         * without NCCL_ALGO/NCCL_PROTO) has nothing to decide: skipped, and counted */
+        if (!cct_dsec_has_candidates(&secs[s])) {
+            skipped++;
+            continue;
+        }
         st = cct_dsec_build(&secs[s], opt, &b, table, err);
+        built++;
+    }
+    if (skipped_out)
+        *skipped_out = skipped;
+    if (st == CCT_OK && built == 0)
+        st = cct_error_set(err, CCT_EINVAL,
+                           "no collective has a forced configuration measured, only NCCL's "
+                           "default: nothing to decide (import logs run with NCCL_ALGO and "
+                           "NCCL_PROTO, or measure with ccltune search)");
     if (st == CCT_OK)
         st = cct_table_check(table, err);
     if (st == CCT_OK && (st = set_env(table, "NCCL_BUFFSIZE", b.buffsize, err)) == CCT_OK &&

@@ -137,6 +137,15 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
         free(ids);
         return st;
     }
+    if (fp.cc <= 0 && o->cc <= 0) {
+        free(points);
+        free(ids);
+        return cct_error_set(err, CCT_EINVAL,
+                             "the runs do not record the GPU's compute capability (imported logs "
+                             "do not say it): pass --cc X.Y (9.0 for an H100 or H200)");
+    }
+    if (o->cc > 0)
+        fp.cc = o->cc;
     cct_decide_options dopt = o->decide;
     dopt.ll128_allowed = o->ll128 >= 0 ? o->ll128 != 0 : fp.ll128_allowed;
     cct_table_init(table);
@@ -174,10 +183,15 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
         !table->fingerprint.nccl || !table->ll128_reason) {
         st = cct_error_set(err, CCT_ENOMEM, "out of memory");
     } else {
-        st = cct_build_table(points, n, &dopt, table, err);
+        size_t skipped = 0;
+        st = cct_build_table_counted(points, n, &dopt, table, &skipped, err);
+        if (summary)
+            summary->skipped = skipped;
     }
     if (st == CCT_OK && summary) {
+        size_t skipped = summary->skipped;
         memset(summary, 0, sizeof *summary);
+        summary->skipped = skipped;
         summary->points = n;
         summary->runs = n_ids;
         for (size_t i = 0; i < table->n_sections; i++) {

@@ -21,11 +21,13 @@ typedef struct cct_fit_table_options {
     size_t n_runs;
     int ll128;        /* -1: the fingerprint's verdict; 0/1: override */
     const char *note; /* provenance note, NULL for none */
+    int cc;           /* compute capability x 10 when the runs do not record it (imports); 0 */
     cct_decide_options decide;
 } cct_fit_table_options;
 
 typedef struct cct_fit_table_summary {
     size_t runs, points, sections, rules, models, poor_fits, corrupt, hung;
+    size_t skipped; /* topologies with only NCCL's default measured: no section */
 } cct_fit_table_summary;
 
 void cct_fit_table_options_default(cct_fit_table_options *opts);

@@ -30,22 +30,19 @@ static void help(FILE *out)
             "  --worst-case-align    decide for the worst measured buffer alignment\n"
             "  --ll128 auto|yes|no   allow LL128 rules [auto: the run's LL128 verdict]\n"
             "  --note TEXT           provenance note\n"
+            "  --cc X.Y              the GPU's compute capability, for imported runs that lack it\n"
             "  --accuracy            print model accuracy (in-sample and cross-validated)\n");
 }
 
 int cct_cmd_fit(int argc, char **argv)
 {
-    static const struct option opts[] = {{"store", required_argument, NULL, 's'},
-                                         {"run", required_argument, NULL, 'r'},
-                                         {"output", required_argument, NULL, 'o'},
-                                         {"tie", required_argument, NULL, 't'},
-                                         {"min-band", required_argument, NULL, 'b'},
-                                         {"worst-case-align", no_argument, NULL, 'w'},
-                                         {"ll128", required_argument, NULL, 'l'},
-                                         {"note", required_argument, NULL, 'n'},
-                                         {"accuracy", no_argument, NULL, 'a'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"store", required_argument, NULL, 's'},    {"run", required_argument, NULL, 'r'},
+        {"output", required_argument, NULL, 'o'},   {"tie", required_argument, NULL, 't'},
+        {"min-band", required_argument, NULL, 'b'}, {"worst-case-align", no_argument, NULL, 'w'},
+        {"ll128", required_argument, NULL, 'l'},    {"note", required_argument, NULL, 'n'},
+        {"accuracy", no_argument, NULL, 'a'},       {"cc", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
     const char *store_path = "measurements.db", *out_path = NULL;
     bool accuracy = false;
     cct_fit_table_options fo;
@@ -101,6 +98,12 @@ int cct_cmd_fit(int argc, char **argv)
         case 'a':
             accuracy = true;
             break;
+        case 'c':
+            fo.cc = cct_cc_parse(optarg);
+            if (fo.cc <= 0)
+                return cct_cli_usage_error("fit", "--cc: '%s' is not a compute capability (X.Y)",
+                                           optarg);
+            break;
         case 'h':
             help(stdout);
             return CCT_EXIT_OK;
@@ -132,9 +135,11 @@ int cct_cmd_fit(int argc, char **argv)
         fprintf(stderr,
                 "ccltune fit: %zu points from %zu run(s) -> %zu sections, %zu rules, %zu models "
                 "(%zu flagged poor fits); %zu corrupt and %zu hung points excluded their "
-                "configurations%s%s\n",
+                "configurations; %zu collective/topology groups skipped (only NCCL's default "
+                "measured)%s%s\n",
                 sum.points, sum.runs, sum.sections, sum.rules, sum.models, sum.poor_fits,
-                sum.corrupt, sum.hung, out_path ? "; wrote " : "", out_path ? out_path : "");
+                sum.corrupt, sum.hung, sum.skipped, out_path ? "; wrote " : "",
+                out_path ? out_path : "");
     }
     if (code == CCT_EXIT_OK && accuracy) {
         cct_point *points = NULL;

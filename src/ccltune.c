@@ -38,8 +38,9 @@ static void print_help(FILE *out)
                  "Commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n'ccltune COMMAND --help' describes a command's flags.\n"
-                 "Built %s CUDA/NCCL (GPU measurement) and %s MPI.\n",
+    fprintf(out,
+            "\n'ccltune COMMAND --help' describes a command's flags.\n"
+            "Built %s CUDA/NCCL (GPU measurement) and %s MPI.\n",
             CCT_HAVE_CUDA ? "with" : "without", CCT_HAVE_MPI ? "with" : "without");
 }
 

@@ -13,20 +13,34 @@
 const char *cct_strerror(cct_status code)
 {
     switch (code) {
-    case CCT_OK: return "success";
-    case CCT_EINVAL: return "invalid input";
-    case CCT_ENOMEM: return "out of memory";
-    case CCT_EIO: return "I/O error";
-    case CCT_EPARSE: return "parse error";
-    case CCT_ENOTFOUND: return "not found";
-    case CCT_EUNSUPPORTED: return "unsupported";
-    case CCT_ECUDA: return "CUDA error";
-    case CCT_ENCCL: return "NCCL error";
-    case CCT_ESTORE: return "measurement store error";
-    case CCT_ETIMEOUT: return "timed out";
-    case CCT_ECORRUPT: return "wrong results";
-    case CCT_ENOGPU: return "no GPU";
-    case CCT_EPERM: return "refused";
+    case CCT_OK:
+        return "success";
+    case CCT_EINVAL:
+        return "invalid input";
+    case CCT_ENOMEM:
+        return "out of memory";
+    case CCT_EIO:
+        return "I/O error";
+    case CCT_EPARSE:
+        return "parse error";
+    case CCT_ENOTFOUND:
+        return "not found";
+    case CCT_EUNSUPPORTED:
+        return "unsupported";
+    case CCT_ECUDA:
+        return "CUDA error";
+    case CCT_ENCCL:
+        return "NCCL error";
+    case CCT_ESTORE:
+        return "measurement store error";
+    case CCT_ETIMEOUT:
+        return "timed out";
+    case CCT_ECORRUPT:
+        return "wrong results";
+    case CCT_ENOGPU:
+        return "no GPU";
+    case CCT_EPERM:
+        return "refused";
     }
     return "unknown error";
 }

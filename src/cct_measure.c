@@ -14,10 +14,13 @@ double cct_busbw_factor(int coll, int ranks)
 {
     double n = ranks > 0 ? (double)ranks : 1.0;
     switch (coll) {
-    case CCT_COLL_ALLREDUCE: return 2.0 * (n - 1.0) / n;
+    case CCT_COLL_ALLREDUCE:
+        return 2.0 * (n - 1.0) / n;
     case CCT_COLL_ALLGATHER:
-    case CCT_COLL_REDUCESCATTER: return (n - 1.0) / n;
-    default: return 1.0;
+    case CCT_COLL_REDUCESCATTER:
+        return (n - 1.0) / n;
+    default:
+        return 1.0;
     }
 }
 

@@ -111,11 +111,22 @@ cct_status cct_parse_bytes(const char *text, uint64_t *out, cct_error *err)
         char unit = (char)toupper((unsigned char)*end);
         const char *rest = end + 1;
         switch (unit) {
-        case 'B': shift = 0; rest = end + 1; break;
-        case 'K': shift = 10; break;
-        case 'M': shift = 20; break;
-        case 'G': shift = 30; break;
-        case 'T': shift = 40; break;
+        case 'B':
+            shift = 0;
+            rest = end + 1;
+            break;
+        case 'K':
+            shift = 10;
+            break;
+        case 'M':
+            shift = 20;
+            break;
+        case 'G':
+            shift = 30;
+            break;
+        case 'T':
+            shift = 40;
+            break;
         default:
             return cct_error_set(err, CCT_EINVAL, "size '%s' has an unknown unit '%s'", text, end);
         }

@@ -17,14 +17,15 @@
 
 static void help(FILE *out)
 {
-    fprintf(out, "usage: ccltune probe [--json] [--ranks N] [--ranks-per-gpu N] [--nodes N]\n\n"
-                 "Print the GPUs, compute capabilities, GPU-to-GPU link matrix (NVLink / PCIe path\n"
-                 "as NCCL names it), NICs, NCCL and CUDA versions, and whether NCCL enables LL128\n"
-                 "by default for the topology described (default: every GPU, one rank each).\n\n"
-                 "  --json              machine-readable output\n"
-                 "  --ranks N           ranks of the communicator [GPUs x ranks-per-gpu]\n"
-                 "  --ranks-per-gpu N   rank processes per GPU (joined over sockets) [1]\n"
-                 "  --nodes N           nodes (MPI runs) [1, or ranks when ranks-per-gpu > 1]\n");
+    fprintf(out,
+            "usage: ccltune probe [--json] [--ranks N] [--ranks-per-gpu N] [--nodes N]\n\n"
+            "Print the GPUs, compute capabilities, GPU-to-GPU link matrix (NVLink / PCIe path\n"
+            "as NCCL names it), NICs, NCCL and CUDA versions, and whether NCCL enables LL128\n"
+            "by default for the topology described (default: every GPU, one rank each).\n\n"
+            "  --json              machine-readable output\n"
+            "  --ranks N           ranks of the communicator [GPUs x ranks-per-gpu]\n"
+            "  --ranks-per-gpu N   rank processes per GPU (joined over sockets) [1]\n"
+            "  --nodes N           nodes (MPI runs) [1, or ranks when ranks-per-gpu > 1]\n");
 }
 
 int cct_cmd_probe(int argc, char **argv)
@@ -42,7 +43,9 @@ int cct_cmd_probe(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (c) {
-        case 'j': json = 1; break;
+        case 'j':
+            json = 1;
+            break;
         case 'r':
             if (cct_cli_parse_int(optarg, 1, 4096, &ranks) != CCT_OK)
                 return cct_cli_usage_error("probe", "--ranks: '%s' is not 1..4096", optarg);
@@ -55,9 +58,13 @@ int cct_cmd_probe(int argc, char **argv)
             if (cct_cli_parse_int(optarg, 1, 4096, &nodes) != CCT_OK)
                 return cct_cli_usage_error("probe", "--nodes: '%s' is not 1..4096", optarg);
             break;
-        case 'h': help(stdout); return CCT_EXIT_OK;
-        case ':': return cct_cli_usage_error("probe", "%s needs a value", argv[optind - 1]);
-        default: return cct_cli_usage_error("probe", "unknown flag '%s'", argv[optind - 1]);
+        case 'h':
+            help(stdout);
+            return CCT_EXIT_OK;
+        case ':':
+            return cct_cli_usage_error("probe", "%s needs a value", argv[optind - 1]);
+        default:
+            return cct_cli_usage_error("probe", "unknown flag '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)

@@ -36,8 +36,12 @@ static void expect(const cct_verify_spec *s, float *out, size_t n)
     for (size_t i = 0; i < n; i++) {
         double v = 0.0;
         switch (s->coll) {
-        case 0: v = cct_pattern_value(s->dtype, s->root, s->nranks, i, s->seed); break;
-        case 2: v = cct_pattern_value(s->dtype, (int)(i / s->count), s->nranks, i, s->seed); break;
+        case 0:
+            v = cct_pattern_value(s->dtype, s->root, s->nranks, i, s->seed);
+            break;
+        case 2:
+            v = cct_pattern_value(s->dtype, (int)(i / s->count), s->nranks, i, s->seed);
+            break;
         case 3:
             for (int r = 0; r < s->nranks; r++)
                 v += cct_pattern_value(s->dtype, r, s->nranks, (size_t)s->rank * s->count + i,

@@ -13,7 +13,8 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
-namespace {
+namespace
+{
 
 __host__ __device__ inline int half_range(int dtype, int nranks)
 {
@@ -129,7 +130,7 @@ extern "C" int cct_kernel_fill(void *buf, size_t count, size_t first, int dtype,
     if (count == 0)
         return 0;
     fill_kernel<<<grid_for(count), 256, 0, (cudaStream_t)stream>>>(buf, count, first, dtype, rank,
-                                                                    nranks, seed);
+                                                                   nranks, seed);
     return (int)cudaGetLastError();
 }
 
@@ -154,7 +155,7 @@ extern "C" int cct_kernel_flush(void *scratch, size_t bytes, void *stream)
     if (words == 0)
         return 0;
     flush_kernel<<<grid_for(words), 256, 0, (cudaStream_t)stream>>>((unsigned *)scratch, words,
-                                                                     salt++);
+                                                                    salt++);
     return (int)cudaGetLastError();
 }
 

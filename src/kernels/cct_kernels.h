@@ -27,12 +27,13 @@ enum { CCT_KDTYPE_FLOAT = 0, CCT_KDTYPE_BF16 = 1 };
 
 /* What a rank's output must be after a collective. */
 typedef struct cct_verify_spec {
-    int coll;      /* cct_coll: 0 broadcast, 1 reduce, 2 allgather, 3 reducescatter, 4 allreduce */
-    int dtype;     /* CCT_KDTYPE_* */
-    size_t count;  /* elements per rank as passed to NCCL (allgather: send count; reducescatter: recv count) */
+    int coll;     /* cct_coll: 0 broadcast, 1 reduce, 2 allgather, 3 reducescatter, 4 allreduce */
+    int dtype;    /* CCT_KDTYPE_* */
+    size_t count; /* elements per rank as passed to NCCL (allgather: send count; reducescatter: recv
+                     count) */
     int rank;
     int nranks;
-    int root;      /* broadcast/reduce */
+    int root; /* broadcast/reduce */
     uint32_t seed;
 } cct_verify_spec;
 
@@ -46,8 +47,8 @@ int cct_kernel_fill(void *buf, size_t count, size_t first, int dtype, int rank, 
 
 /* Count wrong elements of a rank's receive buffer into *d_wrong (device memory, added to,
  * not reset).  A non-root rank of reduce has nothing to check and adds 0. */
-int cct_kernel_verify(const void *recvbuf, const cct_verify_spec *spec,
-                      unsigned long long *d_wrong, void *stream);
+int cct_kernel_verify(const void *recvbuf, const cct_verify_spec *spec, unsigned long long *d_wrong,
+                      void *stream);
 
 /* Write `bytes` of scratch memory so the next collective does not start from a warm L2. */
 int cct_kernel_flush(void *scratch, size_t bytes, void *stream);

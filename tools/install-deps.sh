@@ -10,4 +10,8 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   meson ninja-build pkg-config gcc g++ python3 \
   libyaml-dev libgsl-dev libhwloc-dev libsqlite3-dev libcmocka-dev \
-  libopenmpi-dev openmpi-bin gnuplot-nox sqlite3 clang-format >/dev/null
+  libopenmpi-dev openmpi-bin gnuplot-nox sqlite3 clang-format clang >/dev/null
+# libFuzzer's runtime (tests/fuzz): its own package from LLVM 14 on Debian 12
+if apt-cache show libclang-rt-14-dev >/dev/null 2>&1; then
+  $SUDO apt-get install -y -qq --no-install-recommends libclang-rt-14-dev >/dev/null
+fi

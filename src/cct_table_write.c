@@ -527,9 +527,26 @@ static void sync_dir(const char *path)
     }
 }
 
+/* Targets that are not regular files (/dev/null, /dev/stdout, a FIFO) are written in
+ * place: renaming a temporary file over them would replace the device itself (seen: a
+ * `-o /dev/null` run as root left /dev/null a regular file). */
+static cct_status save_in_place(const cct_table *table, const char *path, cct_error *err)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return cct_error_at(err, CCT_EIO, path, 0, 0, "cannot write: %s", strerror(errno));
+    cct_status st = cct_table_write(table, f, err);
+    if (fclose(f) != 0 && st == CCT_OK)
+        st = cct_error_at(err, CCT_EIO, path, 0, 0, "cannot write: %s", strerror(errno));
+    return st;
+}
+
 cct_status cct_table_save(const cct_table *table, const char *path, cct_error *err)
 {
     cct_error_clear(err);
+    struct stat target;
+    if (stat(path, &target) == 0 && !S_ISREG(target.st_mode))
+        return save_in_place(table, path, err);
     char *dir_copy = strdup(path);
     char *base_copy = strdup(path);
     size_t tmp_len = strlen(path) + 32;

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -629,6 +630,33 @@ static void test_ranks_per_gpu_zero_written_as_default(void **state)
     cct_table_destroy(&t);
 }
 
+/* Saving onto something that is not a regular file writes into it and leaves it what it
+ * is: `ccltune fit -o /dev/null` once replaced /dev/null with a regular file (rename).  A
+ * private null device in a scratch folder stands in for /dev/null (skipped if mknod is
+ * not allowed). */
+static void test_save_to_device_keeps_it(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/cct-savedev-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/null", dir);
+    if (mknod(path, S_IFCHR | 0666, makedev(1, 3)) != 0) {
+        rmdir(dir);
+        skip();
+    }
+    cct_table t;
+    build_small(&t, false);
+    cct_error err;
+    assert_int_equal(cct_table_save(&t, path, &err), CCT_OK);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_true(S_ISCHR(sb.st_mode));
+    cct_table_destroy(&t);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -641,6 +669,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_write_error_reported),
         cmocka_unit_test(test_save_atomic),
+        cmocka_unit_test(test_save_to_device_keeps_it),
         cmocka_unit_test(test_models_round_trip),
         cmocka_unit_test(test_ranks_per_gpu_zero_written_as_default),
     };

@@ -1,22 +1,18 @@
 /*
  * cct_safe_file.h - open and read a file that configures other people's jobs, refusing one
- * that someone else could have planted or that could hang or swamp the reader.
+ * someone else could have planted or one that could hang or swamp the reader.
  *
- * The tuner plugin reads its table inside every training job; a table decides which
- * algorithms NCCL runs, so whoever can write the file steers every job that loads it.  The
- * rules (docs/plugin.md, "Safe loading"), each with a short name used in messages:
- *   regular-file  after following symbolic links the file is a regular file: no directory,
- *                 FIFO (opening one for reading would block the job), device or socket
+ * A table decides which algorithms NCCL runs in every job that loads it.  The rules, by the
+ * short names used in messages (docs/plugin.md, "Safe loading"):
+ *   regular-file  after following links: no directory, FIFO, device or socket
  *   size          at most max_bytes (CCT_TABLE_MAX_FILE_BYTES for tables)
  *   mode          not writable by group or others
  *   owner         owned by root or by the effective user of this process
- *   directory     the folder holding the resolved file is not writable by others unless
- *                 it has the sticky bit (anyone could otherwise rename another file over it)
- * The checks that count run on the opened descriptor (fstat), so the file cannot be swapped
- * between check and read; a stat() before opening keeps FIFOs and devices from being opened
- * at all.  CCLTUNE_TABLE_UNSAFE_OK=1 waives mode, owner and directory (never regular-file or
- * size), for development trees on foreign mounts.  Nothing here prints or allocates besides
- * the buffer cct_safe_read() returns.
+ *   directory     its folder is not writable by others unless it has the sticky bit
+ * The rules that count are judged on fstat() of the opened descriptor, so the file cannot be
+ * swapped between check and read.  CCLTUNE_TABLE_UNSAFE_OK=1 waives mode, owner and
+ * directory (never regular-file or size).  Nothing here prints; the only allocation is the
+ * buffer cct_safe_read() returns.
  */
 #ifndef CCT_SAFE_FILE_H
 #define CCT_SAFE_FILE_H

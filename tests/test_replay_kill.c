@@ -1,20 +1,17 @@
 /*
  * test_replay_kill.c - SIGKILL `ccltune search --replay` (the real search, answered from the
  * recorded H200 store) at random moments, resume it each time, and prove the store ends up
- * holding exactly what one uninterrupted search stores: zero points lost, zero duplicated,
+ * holding exactly what an uninterrupted search stores: zero points lost, zero duplicated,
  * none extra, integrity_check clean, no point without its samples.
  *
- * The reference is a full replay into its own store.  Then a search into a second store is
- * killed after a random delay (0 .. a twelfth of the reference's wall time: during start-up,
- * between points, inside a commit) and resumed with `--resume 1` until at least KILLS kills
- * have landed; a run that completes before then starts a new round on a fresh store.  After
- * every kill the store is checked: clean, nothing lost that an earlier check saw, no
- * duplicate, nothing the reference lacks.  At the end of each round the key set and each
- * point's status equal the reference's.  Statistics are compared only for the points the
- * first process of a round stored: replay noise follows call order, so those saw exactly
- * the reference's sequence, while resumed processes start it afresh.  The search is
- * exhaustive because adaptive pruning decides from measured values.  CCT_TEST_SEED replays
- * a sequence of delays.
+ * A reference replay runs first.  Then a search into a second store is killed after a random
+ * delay (0 .. a twelfth of the reference's wall time) and resumed with `--resume 1` until
+ * KILLS kills have landed; a run completing earlier starts a new round on a fresh store.
+ * Every kill is followed by the checks above (nothing an earlier check saw may vanish); every
+ * round ends equal to the reference in keys and statuses, and in statistics for the points
+ * of the round's first process (replay noise follows call order, which resumed processes
+ * restart).  The search is exhaustive: adaptive pruning decides from measured values.
+ * CCT_TEST_SEED replays a sequence of delays.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -190,6 +190,24 @@ stage_probenv() {
     mps_start >/dev/null 2>&1 || true
 }
 
+# bench the committed tables (tables/*.yaml) as they are in git
+committed() {
+    local name=$1 ranks=$2 per=$3 maxb=$4
+    local t0=$SECONDS
+    "$CCLTUNE" bench "$ROOT/tables/$name.yaml" --ranks "$ranks" --ranks-per-gpu "$per" \
+        --max-bytes "$maxb" --store "$OUT/bench-$name.db" -o "$OUT/bench-$name.md" \
+        --csv "$OUT/bench-$name.csv" >"$LOG/bench-$name.log" 2>&1
+    summary "bench $name: rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'geometric' "$LOG/bench-$name.log" | tr '\n' ' ')"
+}
+stage_bcnv() {
+    mps_stop >/dev/null 2>&1 || true
+    committed h200-nvlink-2ranks 2 1 1G
+    mps_start >/dev/null 2>&1 || true
+}
+stage_bc4() { committed h200-socket-4ranks 4 4 16M; }
+stage_bc2() { committed h200-socket-2ranks 2 2 32M; }
+stage_bc8() { committed h200-socket-8ranks 8 8 8M; }
+
 stage_tune2() { tune 2 "${TMAX2:-256M}" --align 0,4,8,12; }
 stage_tune4() { tune 4 "${MAX4:-16M}"; }
 stage_tune8() { tune 8 "${MAX8:-8M}"; }

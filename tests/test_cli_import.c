@@ -1,7 +1,7 @@
 /*
  * test_cli_import.c - `ccltune import` and `ccltune export` as a user runs them.
  *
- * The built binary (CCT_CCLTUNE) runs with posix_spawn, stdout and stderr captured.  An
+ * The built binary (CCT_CCLTUNE) runs through cli_test_util.h's ct_run, output captured.  An
  * import must put exactly the points the library parses into one store run (checked by
  * reading the store back), store identical duplicates once, keep per-iteration samples,
  * and write nothing at all when any file or flag is bad: exit 1 with FILE:LINE:COL for a
@@ -17,65 +17,27 @@
 
 #include "import_test_util.h"
 
+#include "cli_test_util.h"
+
 #include "cct_export_csv.h"
 #include "cct_store.h"
 #include "cct_table.h"
 
-extern char **environ;
-
-typedef struct run_result {
-    int status; /* exit code, -1 when killed by a signal */
-    char *out, *err;
-} run_result;
-
-static char *slurp_fd(int fd)
-{
-    off_t size = lseek(fd, 0, SEEK_END);
-    assert_true(size >= 0);
-    lseek(fd, 0, SEEK_SET);
-    char *buf = malloc((size_t)size + 1);
-    assert_non_null(buf);
-    ssize_t n = read(fd, buf, (size_t)size);
-    assert_true(n == size);
-    buf[n] = '\0';
-    close(fd);
-    return buf;
-}
+typedef ct_result run_result;
 
 /* ccltune with a NULL-terminated argument array (argv[0] excluded). */
 static run_result run_argv(const char *const *args)
 {
-    const char *exe = getenv("CCT_CCLTUNE");
-    assert_non_null(exe);
-    const char *argv[40] = {exe};
-    int argc = 1;
-    for (; args[argc - 1] && argc < 39; argc++)
-        argv[argc] = args[argc - 1];
-    argv[argc] = NULL;
-    char out_path[] = "/tmp/cct-imp-out-XXXXXX", err_path[] = "/tmp/cct-imp-err-XXXXXX";
-    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
-    assert_true(out_fd >= 0 && err_fd >= 0);
-    unlink(out_path);
-    unlink(err_path);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-    pid_t pid;
-    int rc = posix_spawn(&pid, exe, &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-        fail_msg("cannot run %s: %s", exe, strerror(rc));
-    int wst;
-    assert_int_equal(waitpid(pid, &wst, 0), pid);
-    run_result r = {WIFEXITED(wst) ? WEXITSTATUS(wst) : -1, slurp_fd(out_fd), slurp_fd(err_fd)};
+    assert_non_null(getenv("CCT_CCLTUNE"));
+    run_result r = ct_run(args);
+    if (!r.out || !r.err)
+        fail_msg("cannot run %s", getenv("CCT_CCLTUNE"));
     return r;
 }
 
 static void run_free(run_result *r)
 {
-    free(r->out);
-    free(r->err);
+    ct_result_free(r);
 }
 
 /* A fresh directory for a store; removed (with what is in it) by rm_dir. */

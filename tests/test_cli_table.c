@@ -1,8 +1,8 @@
 /*
  * test_cli_table.c - `ccltune validate` and `ccltune explain` as a user runs them.
  *
- * Runs the built binary (CCT_CCLTUNE, set by tests/meson.build) with posix_spawn, stdout and
- * stderr captured in temporary files, and checks exit codes (0 ok, 1 failure, 2 usage) and
+ * Runs the built binary (CCT_CCLTUNE, set by tests/meson.build) through cli_test_util.h's
+ * ct_run, stdout and stderr captured, and checks exit codes (0 ok, 1 failure, 2 usage) and
  * the lines a user or a script relies on: "FILE: ok (...)", "FILE:LINE:COL: ..." on stderr,
  * the header and band lines of explain, and the list of topologies when nothing matches.
  */
@@ -21,68 +21,31 @@
 
 #include <cmocka.h>
 
-extern char **environ;
+#include "cli_test_util.h"
 
-typedef struct run_result {
-    int status; /* exit code, or -1 when killed by a signal */
-    char *out, *err;
-} run_result;
-
-static char *slurp_fd(int fd)
-{
-    off_t size = lseek(fd, 0, SEEK_END);
-    assert_true(size >= 0);
-    lseek(fd, 0, SEEK_SET);
-    char *buf = malloc((size_t)size + 1);
-    assert_non_null(buf);
-    ssize_t n = read(fd, buf, (size_t)size);
-    assert_true(n == size);
-    buf[n] = '\0';
-    close(fd);
-    return buf;
-}
+typedef ct_result run_result;
 
 /* Run ccltune with the NULL-terminated argument list (argv[0] excluded). */
 static run_result run(const char *first, ...)
 {
-    const char *exe = getenv("CCT_CCLTUNE");
-    assert_non_null(exe);
-    const char *argv[32] = {exe};
-    int argc = 1;
+    const char *args[32];
+    int n = 0;
     va_list ap;
     va_start(ap, first);
-    for (const char *a = first; a && argc < 31; a = va_arg(ap, const char *))
-        argv[argc++] = a;
+    for (const char *a = first; a && n < 31; a = va_arg(ap, const char *))
+        args[n++] = a;
     va_end(ap);
-    argv[argc] = NULL;
-
-    char out_path[] = "/tmp/cct-cli-out-XXXXXX", err_path[] = "/tmp/cct-cli-err-XXXXXX";
-    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
-    assert_true(out_fd >= 0 && err_fd >= 0);
-    unlink(out_path);
-    unlink(err_path);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out_fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, err_fd, 2);
-    pid_t pid;
-    int rc = posix_spawn(&pid, exe, &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-        fail_msg("cannot run %s: %s", exe, strerror(rc));
-    int wst;
-    assert_int_equal(waitpid(pid, &wst, 0), pid);
-    run_result r;
-    r.status = WIFEXITED(wst) ? WEXITSTATUS(wst) : -1;
-    r.out = slurp_fd(out_fd);
-    r.err = slurp_fd(err_fd);
+    args[n] = NULL;
+    assert_non_null(getenv("CCT_CCLTUNE"));
+    run_result r = ct_run(args);
+    if (!r.out || !r.err)
+        fail_msg("cannot run %s", getenv("CCT_CCLTUNE"));
     return r;
 }
 
 static void run_free(run_result *r)
 {
-    free(r->out);
-    free(r->err);
+    ct_result_free(r);
 }
 
 static char *data_path(const char *rel)

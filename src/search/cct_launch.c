@@ -325,18 +325,6 @@ int cct_search_launch(cct_search_opts *o)
 {
     cct_error err;
     cct_error_clear(&err);
-    if (o->replay_path)
-        return cct_search_replay(o);
-    if (o->dry_run) {
-        int ranks = o->ranks ? o->ranks : o->ranks_per_gpu;
-        int nodes = o->ranks_per_gpu > 1 ? ranks : 1;
-        cct_plan plan;
-        if (cct_search_build_plan(o, ranks, nodes, &plan, &err) != CCT_OK)
-            return cct_cli_usage_error(CMD(o), "%s", err.msg);
-        cct_search_print_plan(stdout, &plan, &o->sched);
-        cct_plan_destroy(&plan);
-        return CCT_EXIT_OK;
-    }
     cct_probe_info *info = calloc(1, sizeof *info);
     if (!info)
         return cct_cli_fail(CMD(o), "out of memory");

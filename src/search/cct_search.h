@@ -60,7 +60,8 @@ void cct_search_print_help(FILE *out);
 cct_status cct_search_build_plan(cct_search_opts *opts, int ranks, int nodes, cct_plan *plan,
                                  cct_error *err);
 
-/* The roles; each returns a process exit status. */
+/* The roles; each returns a process exit status.  --dry-run and --replay are answered by
+ * cmd_search.c before any of these is chosen. */
 int cct_search_launch(cct_search_opts *opts);
 int cct_search_worker(cct_search_opts *opts);
 int cct_search_mpi(cct_search_opts *opts);

@@ -109,13 +109,7 @@ int cct_cmd_bench(int argc, char **argv)
                                                it);
                 o.bench_sizes[o.n_bench_sizes++] = b;
             }
-            /* ascending: groups run small to large */
-            for (size_t i = 1; i < o.n_bench_sizes; i++)
-                for (size_t j = i; j > 0 && o.bench_sizes[j] < o.bench_sizes[j - 1]; j--) {
-                    uint64_t tmp = o.bench_sizes[j];
-                    o.bench_sizes[j] = o.bench_sizes[j - 1];
-                    o.bench_sizes[j - 1] = tmp;
-                }
+            cct_bench_sort_sizes(o.bench_sizes, o.n_bench_sizes);
             sizes_given = o.n_bench_sizes > 0;
             break;
         }

@@ -13,6 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+void cct_bench_sort_sizes(uint64_t *sizes, size_t n)
+{
+    qsort(sizes, n, sizeof *sizes, cmp_u64); /* ascending: groups run small to large */
+}
+
 size_t cct_bench_default_sizes(uint64_t max_bytes, uint64_t *sizes, size_t cap)
 {
     static const uint64_t off_grid[] = {100000, 3u << 20, 5767168, 12000000};
@@ -22,13 +33,7 @@ size_t cct_bench_default_sizes(uint64_t max_bytes, uint64_t *sizes, size_t cap)
     for (size_t i = 0; i < sizeof off_grid / sizeof off_grid[0] && n < cap; i++)
         if (off_grid[i] <= max_bytes)
             sizes[n++] = off_grid[i];
-    /* ascending, so groups run small to large */
-    for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0 && sizes[j] < sizes[j - 1]; j--) {
-            uint64_t t = sizes[j];
-            sizes[j] = sizes[j - 1];
-            sizes[j - 1] = t;
-        }
+    cct_bench_sort_sizes(sizes, n);
     return n;
 }
 

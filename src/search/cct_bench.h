@@ -24,6 +24,8 @@
 /* Sizes used when --sizes is not given: a grid every factor 4 from 1 KiB, plus off-grid
  * sizes (100 KB, 3 MiB, 5.5 MiB, 12 MB), up to max_bytes. */
 size_t cct_bench_default_sizes(uint64_t max_bytes, uint64_t *sizes, size_t cap);
+/* Sort sizes ascending (the order groups are measured in). */
+void cct_bench_sort_sizes(uint64_t *sizes, size_t n);
 
 /* The bench plan for a table at ranks/nodes: collectives opts->space.colls that the table
  * has a section for; sizes opts->bench_sizes.  CCT_ENOTFOUND when the table has no

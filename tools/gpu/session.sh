@@ -208,6 +208,18 @@ stage_bc4() { committed h200-socket-4ranks 4 4 16M; }
 stage_bc2() { committed h200-socket-2ranks 2 2 32M; }
 stage_bc8() { committed h200-socket-8ranks 8 8 8M; }
 
+# a short end-to-end check of the current code: adaptive search with a buffer session, fit, bench
+stage_smoke() {
+    local t0=$SECONDS
+    "$CCLTUNE" tune -o "$OUT/smoke.yaml" --store "$OUT/smoke.db" --no-plots --ranks-per-gpu 2 \
+        --ranks 2 --colls allreduce,allgather --max-bytes 4M --channels nccl,1,max \
+        --buffsize default,1M --cycles 3 >"$LOG/smoke-tune.log" 2>&1
+    local rc=$?
+    "$CCLTUNE" bench "$OUT/smoke.yaml" --ranks-per-gpu 2 --ranks 2 --sizes 4K,100000,3M \
+        --store "$OUT/smoke-bench.db" -o "$OUT/smoke-bench.md" >"$LOG/smoke-bench.log" 2>&1
+    summary "smoke: tune rc=$rc bench rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'session [0-9]/[0-9]:|wrote|geometric' "$LOG"/smoke-*.log | cut -c1-200 | tr '\n' ' ')"
+}
+
 stage_tune2() { tune 2 "${TMAX2:-256M}" --align 0,4,8,12; }
 stage_tune4() { tune 4 "${MAX4:-16M}"; }
 stage_tune8() { tune 8 "${MAX8:-8M}"; }

@@ -220,6 +220,53 @@ stage_smoke() {
     summary "smoke: tune rc=$rc bench rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'session [0-9]/[0-9]:|wrote|geometric' "$LOG"/smoke-*.log | cut -c1-200 | tr '\n' ' ')"
 }
 
+# NCCL's own cost model as it prints it (NCCL_DEBUG_SUBSYS=TUNING: latency/bandwidth per
+# collective, algorithm and protocol) with its default constants, at 2/3/4/8 shared ranks and,
+# on a multi-GPU kind, one rank per GPU; plus what numPipeOps/regBuff NCCL hands the tuner for
+# grouped (nccl-tests -m) and registered (-R 1) collectives (plugin trace).  Issue 8's inputs.
+stage_ncclmodel() {
+    local d=$LOG/nccl-model
+    mkdir -p "$d"
+    for np in 2 3 4 8; do
+        NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING,ENV nt "$np" "$NT/all_reduce_perf" \
+            -b 1K -e 1K -n 1 -w 0 >"$d/model-socket-${np}ranks.log" 2>&1
+    done
+    local t=$ROOT/tests/data/proof/table-2rank.yaml
+    for m in 1 4; do
+        for r in 0 1; do
+            NCCL_TUNER_PLUGIN=$PLUGIN CCLTUNE_TABLE=$t NCCL_DEBUG=TRACE NCCL_DEBUG_SUBSYS=TUNING \
+                nt 2 "$NT/all_reduce_perf" -b 64K -e 4M -f 8 -n 2 -w 1 -m "$m" -R "$r" \
+                >"$d/pipe-socket-m$m-R$r.log" 2>&1
+            grep -o 'ccltune: comm [^ ]* [a-z]* [0-9]* bytes pipe_ops=[0-9-]* reg_buff=[0-9-]*' \
+                "$d/pipe-socket-m$m-R$r.log" | awk '{print $4, $5, $7, $8}' | sort | uniq -c \
+                >"$d/pipe-socket-m$m-R$r.txt"
+        done
+    done
+    local ngpu
+    ngpu=$(nvidia-smi -L | wc -l)
+    if [ "$ngpu" -gt 1 ]; then
+        mps_stop >/dev/null 2>&1 || true
+        NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING,ENV timeout 120 mpirun --allow-run-as-root \
+            --bind-to none -np "$ngpu" -x LD_LIBRARY_PATH -x PATH -x NCCL_NVLS_ENABLE -x NCCL_DEBUG \
+            -x NCCL_DEBUG_SUBSYS "$NT/all_reduce_perf" -b 1K -e 1K -n 1 -w 0 \
+            >"$d/model-nvlink-${ngpu}ranks.log" 2>&1
+        for m in 1 4; do
+            for r in 0 1; do
+                NCCL_TUNER_PLUGIN=$PLUGIN CCLTUNE_TABLE=$t NCCL_DEBUG=TRACE NCCL_DEBUG_SUBSYS=TUNING \
+                    timeout 120 mpirun --allow-run-as-root --bind-to none -np "$ngpu" \
+                    -x LD_LIBRARY_PATH -x PATH -x NCCL_NVLS_ENABLE -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS \
+                    -x NCCL_TUNER_PLUGIN -x CCLTUNE_TABLE "$NT/all_reduce_perf" -b 64K -e 4M -f 8 \
+                    -n 2 -w 1 -m "$m" -R "$r" >"$d/pipe-nvlink-m$m-R$r.log" 2>&1
+                grep -o 'ccltune: comm [^ ]* [a-z]* [0-9]* bytes pipe_ops=[0-9-]* reg_buff=[0-9-]*' \
+                    "$d/pipe-nvlink-m$m-R$r.log" | awk '{print $4, $5, $7, $8}' | sort | uniq -c \
+                    >"$d/pipe-nvlink-m$m-R$r.txt"
+            done
+        done
+        mps_start >/dev/null 2>&1 || true
+    fi
+    summary "ncclmodel: $(grep -l 'Latency' "$d"/model-*.log 2>/dev/null | wc -l) model logs; pipe: $(head -c 300 "$d"/pipe-*R1.txt | tr '\n' ' ')"
+}
+
 stage_tune2() { tune 2 "${TMAX2:-256M}" --align 0,4,8,12; }
 stage_tune4() { tune 4 "${MAX4:-16M}"; }
 stage_tune8() { tune 8 "${MAX8:-8M}"; }

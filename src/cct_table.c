@@ -17,6 +17,16 @@ void cct_table_init(cct_table *table)
 {
     memset(table, 0, sizeof *table);
     table->format = CCT_TABLE_FORMAT;
+    cct_constants_clear(&table->constants);
+}
+
+void cct_constants_clear(cct_constants *constants)
+{
+    double *all = (double *)&constants->base_latency_us;
+    size_t n = (sizeof *constants - offsetof(cct_constants, base_latency_us)) / sizeof(double);
+    for (size_t i = 0; i < n; i++)
+        all[i] = NAN;
+    constants->present = false;
 }
 
 static void provenance_free(cct_provenance *p)

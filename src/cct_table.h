@@ -127,6 +127,28 @@ typedef struct cct_provenance {
     char *note;    /* NULL when absent */
 } cct_provenance;
 
+/* NCCL's cost-model constants (what a v5/v6 tuner may rewrite at init), fitted from
+ * measurements by the calibrator.  Indices follow the v5 ABI: [algo] and [proto] as cct_algo /
+ * cct_proto, [link] 0 NVLink, 1 PCI, 2 NET; [cc] NCCL's compute-capability generation index,
+ * [scale] its tuning-scale index (tuning.cc).  A NAN entry leaves NCCL's own value in place,
+ * so a table only overrides what was fitted.  Units as NCCL's: microseconds and GB/s. */
+#define CCT_CONST_HW_LINKS 3
+#define CCT_CONST_COMPCAPS 4
+#define CCT_CONST_SCALES 3
+typedef struct cct_constants {
+    bool present; /* false: the table carries no constants (every entry below NAN) */
+    double base_latency_us[CCT_NUM_ALGOS][CCT_NUM_PROTOS];
+    double hw_latency_us[CCT_CONST_HW_LINKS][CCT_NUM_ALGOS][CCT_NUM_PROTOS];
+    double ll_max_bw[CCT_CONST_COMPCAPS][CCT_CONST_SCALES];
+    double per_ch_max_ring_ll128_bw[CCT_CONST_COMPCAPS][CCT_CONST_SCALES];
+    double per_ch_max_tree_ll128_bw[CCT_CONST_COMPCAPS][CCT_CONST_SCALES];
+    double per_ch_max_tree_bw[CCT_CONST_COMPCAPS][CCT_CONST_SCALES];
+    double per_ch_max_nvls_tree_bw[CCT_CONST_COMPCAPS][CCT_CONST_SCALES];
+} cct_constants;
+
+/* Every entry NAN, present false. */
+void cct_constants_clear(cct_constants *constants);
+
 typedef struct cct_table {
     int format;
     cct_provenance provenance;
@@ -137,6 +159,7 @@ typedef struct cct_table {
     cct_kv *env; /* sorted by key */
     size_t n_sections;
     cct_section *sections;
+    cct_constants constants; /* NCCL model constants; constants.present false when absent */
 } cct_table;
 
 void cct_table_init(cct_table *table);

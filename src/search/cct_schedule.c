@@ -106,7 +106,7 @@ static cct_status verify_group(cct_schedule *s, group *g, cct_error *err)
         cct_status st = b->ops->select(b->ctx, sl->cfg, err);
         for (int variant = 0; st == CCT_OK && variant < 2; variant++) {
             uint64_t wrong = 0;
-            cct_observed obs = {false, -1, -1};
+            cct_observed obs = {false, -1, -1, 0, 0, 0};
             st = b->ops->verify(b->ctx, sl->cfg, sl->bytes, variant == 1, &wrong, &obs, err);
             if (st == CCT_OK) {
                 g->uscratch[k] += wrong;
@@ -329,6 +329,9 @@ static cct_status store_group(cct_schedule *s, group *g, cct_error *err)
         bool forced = sl->cfg->algo >= 0;
         p.nccl_algo = forced ? (sl->obs.applied ? sl->cfg->algo : -1) : sl->obs.nccl_algo;
         p.nccl_proto = forced ? (sl->obs.applied ? sl->cfg->proto : -1) : sl->obs.nccl_proto;
+        p.tuner_pipe_ops = sl->obs.tuner_pipe_ops;
+        p.tuner_reg_buff = sl->obs.tuner_reg_buff;
+        p.tuner_bytes = sl->obs.tuner_bytes;
         s->points_done++;
         if (sl->status == CCT_POINT_CORRUPT)
             s->n_corrupt++;
@@ -391,7 +394,9 @@ typedef struct prune_state {
     bool *dead;
     int *strikes;
     double *last_ratio; /* time / fastest time at the previous size it was measured; NAN */
-    double first_best;  /* fastest time at the collective's smallest measured size */
+    double *first_best; /* per slot: the fastest time of its call mode at the collective's
+                         * smallest measured size */
+    double *tbest;      /* per slot: the fastest time of its call mode at this size */
 } prune_state;
 
 /* After a size is measured: strike the forced configurations that are clearly slower than
@@ -400,19 +405,29 @@ typedef struct prune_state {
  * the latency-bound region every protocol's curve is flat and noise decides the order, and
  * a configuration that loses there (Simple against LL) is often the one that wins later.
  * "Catching up" is a falling ratio to the fastest (by more than 2 % since the last size). */
-static void prune_update(cct_schedule *s, group *g, prune_state *ps)
+static double fastest_of_mode(const group *g, size_t k)
 {
     size_t best = SIZE_MAX;
-    for (size_t k = 0; k < g->n; k++) {
-        const slot *sl = &g->slots[k];
+    for (size_t j = 0; j < g->n; j++) {
+        const slot *sl = &g->slots[j];
         if (!sl->skip && sl->timed && sl->status == CCT_POINT_OK && sl->n_samples &&
+            cct_config_same_mode(sl->cfg, g->slots[k].cfg) &&
             (best == SIZE_MAX || sl->stats.median_us < g->slots[best].stats.median_us))
-            best = k;
+            best = j;
     }
-    double tbest = best == SIZE_MAX ? NAN : g->slots[best].stats.median_us;
-    if (isnan(ps->first_best) && !isnan(tbest))
-        ps->first_best = tbest;
-    bool bandwidth_regime = !isnan(tbest) && tbest >= 2.0 * ps->first_best;
+    return best == SIZE_MAX ? NAN : g->slots[best].stats.median_us;
+}
+
+/* "The fastest" is the fastest of the slot's own call mode: grouped and registered calls
+ * are compared only with their own kind (their per-op times are another curve). */
+static void prune_update(cct_schedule *s, group *g, prune_state *ps)
+{
+    for (size_t k = 0; k < g->n; k++) {
+        double tbest = fastest_of_mode(g, k);
+        ps->tbest[k] = tbest;
+        if (isnan(ps->first_best[k]) && !isnan(tbest))
+            ps->first_best[k] = tbest;
+    }
     for (size_t k = 0; k < g->n; k++) {
         slot *sl = &g->slots[k];
         if (sl->skip || sl->cfg->algo < 0)
@@ -422,6 +437,8 @@ static void prune_update(cct_schedule *s, group *g, prune_state *ps)
             ps->dead[k] = true; /* never usable by a table: nothing to learn at larger sizes */
             continue;
         }
+        double tbest = ps->tbest[k];
+        bool bandwidth_regime = !isnan(tbest) && tbest >= 2.0 * ps->first_best[k];
         if (!sl->timed || !sl->n_samples || isnan(tbest))
             continue;
         double ratio = sl->stats.median_us / tbest;
@@ -462,10 +479,11 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
     g.scratch = calloc(scratch_n, sizeof *g.scratch);
     g.uscratch = calloc(3 * max_group, sizeof *g.uscratch);
     prune_state ps = {calloc(max_group, sizeof(bool)), calloc(max_group, sizeof(int)),
-                      calloc(max_group, sizeof(double)), NAN};
+                      calloc(max_group, sizeof(double)), calloc(max_group, sizeof(double)),
+                      calloc(max_group, sizeof(double))};
     cct_status st = CCT_OK;
     if (!g.slots || !g.sample_pool || !g.scratch || !g.uscratch || !ps.dead || !ps.strikes ||
-        !ps.last_ratio) {
+        !ps.last_ratio || !ps.first_best || !ps.tbest) {
         st = cct_error_set(err, CCT_ENOMEM, "out of memory for %zu configurations", max_group);
         goto done;
     }
@@ -474,8 +492,7 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
         memset(ps.dead, 0, max_group * sizeof(bool));
         memset(ps.strikes, 0, max_group * sizeof(int));
         for (size_t k = 0; k < max_group; k++)
-            ps.last_ratio[k] = NAN;
-        ps.first_best = NAN;
+            ps.last_ratio[k] = ps.first_best[k] = NAN;
         for (size_t zi = 0; zi < plan->n_sizes && st == CCT_OK; zi++) {
             g.n = 0;
             for (size_t k = 0; k < sess->n_configs; k++) {
@@ -532,6 +549,8 @@ done:
     free(ps.dead);
     free(ps.strikes);
     free(ps.last_ratio);
+    free(ps.first_best);
+    free(ps.tbest);
     free(g.slots);
     free(g.sample_pool);
     free(g.scratch);

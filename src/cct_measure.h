@@ -90,6 +90,13 @@ typedef struct cct_point {
     uint64_t tuner_bytes;
 } cct_point;
 
+/* A plain call: one collective per call, unregistered buffers (every point before call
+ * modes existed).  Plots, accuracy and the plain sections use only these. */
+static inline bool cct_point_is_plain(const cct_point *p)
+{
+    return cct_config_pipe_ops(&p->cfg) == 1 && !p->cfg.reg_buff;
+}
+
 /* Bus bandwidth factor as nccl-tests defines it (algbw * factor = busbw). */
 double cct_busbw_factor(int coll, int ranks);
 

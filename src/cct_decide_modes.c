@@ -163,9 +163,8 @@ static cct_status build_one(cct_point *pts, size_t n, const cct_decide_options *
     return CCT_OK;
 }
 
-cct_status cct_build_mode_sections(const cct_point *points, size_t n,
-                                   const cct_decide_options *opt, cct_table *table,
-                                   size_t *emitted, cct_error *err)
+cct_status cct_build_mode_sections(const cct_point *points, size_t n, const cct_decide_options *opt,
+                                   cct_table *table, size_t *emitted, cct_error *err)
 {
     *emitted = 0;
     cct_point *mine = malloc(sizeof *mine * (n ? n : 1));
@@ -185,8 +184,7 @@ cct_status cct_build_mode_sections(const cct_point *points, size_t n,
         st = build_one(mine + i, j - i, opt, table, emitted, err);
         if (st != CCT_OK)
             cct_error_prefix(err, "%s ranks=%d nodes=%d (grouped/registered calls)",
-                             cct_coll_name(mine[i].cfg.coll), mine[i].cfg.ranks,
-                             mine[i].cfg.nodes);
+                             cct_coll_name(mine[i].cfg.coll), mine[i].cfg.ranks, mine[i].cfg.nodes);
         i = j;
     }
     if (st == CCT_OK)

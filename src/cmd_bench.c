@@ -35,6 +35,9 @@ static void help(FILE *out)
         "  --max-bytes SIZE     largest default size [16M]\n"
         "  --cycles N           timed cycles per point [6]\n"
         "  --cycle-us US        target length of a cycle [2000]\n"
+        "  --pipe-ops K         time groups of K collectives per ncclGroupStart/End (each on\n"
+        "                       its own buffers; time per collective = group / K) [1]\n"
+        "  --regbuff yes|no     buffers registered with ncclCommRegister [no]\n"
         "  --store DB           where the measurements go [bench.db]\n"
         "  -o, --output FILE    markdown report [stdout]\n"
         "  --csv FILE           the same as CSV\n"
@@ -52,6 +55,8 @@ int cct_cmd_bench(int argc, char **argv)
                                           {"max-bytes", required_argument, NULL, 'm'},
                                           {"cycles", required_argument, NULL, 'y'},
                                           {"cycle-us", required_argument, NULL, 'u'},
+                                          {"pipe-ops", required_argument, NULL, 'K'},
+                                          {"regbuff", required_argument, NULL, 'R'},
                                           {"store", required_argument, NULL, 's'},
                                           {"output", required_argument, NULL, 'o'},
                                           {"csv", required_argument, NULL, 'v'},
@@ -126,6 +131,18 @@ int cct_cmd_bench(int argc, char **argv)
             if (cct_cli_parse_int(optarg, 1, 10000000, &v) != CCT_OK)
                 return cct_cli_usage_error("bench", "--cycle-us: '%s' is not 1..1e7", optarg);
             o.sched.cycle_us = (double)v;
+            break;
+        case 'K':
+            if (strchr(optarg, ',') ||
+                cct_space_parse(&o.space, "--pipe-ops", optarg, &err) != CCT_OK)
+                return cct_cli_usage_error(
+                    "bench", "%s", strchr(optarg, ',') ? "--pipe-ops: one group size" : err.msg);
+            break;
+        case 'R':
+            if (strchr(optarg, ',') ||
+                cct_space_parse(&o.space, "--regbuff", optarg, &err) != CCT_OK)
+                return cct_cli_usage_error("bench", "%s",
+                                           strchr(optarg, ',') ? "--regbuff: yes or no" : err.msg);
             break;
         case 's':
             o.store_path = optarg;

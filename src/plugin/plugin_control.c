@@ -84,6 +84,8 @@ cct_outcome cct_control_coll_costs(cct_pctx *ctx, int coll, size_t bytes, int pi
     last.calls++;
     last.coll = coll;
     last.bytes = bytes;
+    last.pipe_ops = pipe_ops;
+    last.reg_buff = reg_buff;
     cct_select_default(costs, num_algo, num_proto, &last.default_algo, &last.default_proto);
     cct_select_ignored_mask(costs, num_algo, num_proto, last.ignored_mask, 7);
     if (atomic_load_explicit(&bypass_flag, memory_order_relaxed)) {
@@ -122,6 +124,8 @@ cct_outcome cct_control_coll_v2(cct_pctx *ctx, int coll, size_t bytes, int colln
     last.calls++;
     last.coll = coll;
     last.bytes = bytes;
+    last.pipe_ops = pipe_ops;
+    last.reg_buff = -1;                          /* v2 does not say */
     last.default_algo = last.default_proto = -1; /* no cost table: NCCL's choice is unseen */
     memset(last.ignored_mask, 0, sizeof last.ignored_mask);
     if (atomic_load_explicit(&bypass_flag, memory_order_relaxed)) {

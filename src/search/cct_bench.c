@@ -54,6 +54,25 @@ static uint64_t env_bytes(const cct_table *t, const char *key)
     return 0;
 }
 
+static bool same_topology(const cct_section *s, int coll, int ranks, int nodes)
+{
+    return s->coll == coll && s->ranks == ranks && s->nodes == nodes;
+}
+
+/* Model k of the sections of (coll, ranks, nodes), counted in table order. */
+static const cct_model *nth_model(const cct_table *t, int coll, int ranks, int nodes, size_t k)
+{
+    for (size_t si = 0; si < t->n_sections; si++) {
+        const cct_section *s = &t->sections[si];
+        if (!same_topology(s, coll, ranks, nodes))
+            continue;
+        if (k < s->n_models)
+            return &s->models[k];
+        k -= s->n_models;
+    }
+    return NULL;
+}
+
 cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, int ranks, int nodes,
                                 cct_plan *plan, cct_error *err)
 {
@@ -75,7 +94,15 @@ cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, in
             continue;
         plan->space.colls[plan->space.n_colls++] = coll;
         size_t first = n;
-        for (int kind = 0; kind < 2 + (int)sec->n_models; kind++) {
+        /* the call mode under test (--pipe-ops, --regbuff); the oracle's candidates are the
+         * models of every section of this collective and topology, keyed or not */
+        int pipe_ops = o->space.n_pipe_ops ? o->space.pipe_ops[0] : 1;
+        bool reg_buff = o->space.n_reg_buffs ? o->space.reg_buffs[0] : false;
+        size_t n_models = 0;
+        for (size_t si = 0; si < t->n_sections; si++)
+            if (same_topology(&t->sections[si], coll, ranks, nodes))
+                n_models += t->sections[si].n_models;
+        for (int kind = 0; kind < 2 + (int)n_models; kind++) {
             cct_config c;
             memset(&c, 0, sizeof c);
             c.coll = coll;
@@ -85,10 +112,12 @@ cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, in
             c.buffsize = buf;
             c.ll_buffsize = llbuf;
             c.ll128_buffsize = ll128buf;
+            c.pipe_ops = pipe_ops > 1 ? pipe_ops : 0;
+            c.reg_buff = reg_buff;
             if (kind < 2) {
                 c.algo = c.proto = kind == 0 ? CCT_DEFAULT : CCT_TUNED;
             } else {
-                const cct_model *m = &sec->models[kind - 2];
+                const cct_model *m = nth_model(t, coll, ranks, nodes, (size_t)kind - 2);
                 if (m->buffsize != buf)
                     continue;
                 c.algo = m->algo;

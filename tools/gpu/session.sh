@@ -7,7 +7,7 @@
 # Stages: build (ccltune, and nccl-tests when its source is carried in .ncclt/), tests
 # (meson test, GPU suite included), probe, proof (the plugin inside real NCCL with a
 # hand-written table), capture (nccl-tests logs for the importers), search2/search4 (the
-# recorded dataset), tune2/tune4/tune8 (end to end).  Logs go to $OUT/logs; a tarball of
+# recorded dataset), tune2/tune4/tune8 (end to end), pipe (grouped/registered call modes).  Logs go to $OUT/logs; a tarball of
 # them and a summary come back.  Nothing here changes the GPU's settings.
 set -uo pipefail
 # Stages write under WORK; only results.tar.gz (refreshed after every stage when PACK=1) and
@@ -265,6 +265,41 @@ stage_ncclmodel() {
         mps_start >/dev/null 2>&1 || true
     fi
     summary "ncclmodel: $(grep -l 'Latency' "$d"/model-*.log 2>/dev/null | wc -l) model logs; pipe: $(head -c 300 "$d"/pipe-*R1.txt | tr '\n' ' ')"
+}
+
+# issue 8b: grouped (numPipeOps) and registered-buffer (regBuff) calls.  Tune allreduce and
+# allgather at 2 shared ranks over plain, 4-op groups and registered buffers, then bench that
+# table in 4-op group mode (and registered 4-op groups); the same over NVLink when the kind
+# has more than one GPU.  Look for: "pipe_ops:"/"reg_buff:" sections in the table (keyed
+# sections exist only where a mode decides otherwise) and tuned >= default in the benches.
+PIPE_ARGS=${PIPE_ARGS:---colls allreduce,allgather --pipe-ops 1,4 --regbuff no,yes --max-bytes 16M --channels nccl --cycles 3 --timeout 30}
+pipe_run() {
+    local tag=$1 ranks=$2 rpg=$3
+    local t0=$SECONDS y=$OUT/pipe-$tag.yaml
+    timeout 150 "$CCLTUNE" tune -o "$y" --store "$OUT/pipe-$tag.db" --no-plots \
+        --note "issue 8b: call modes, $tag" --ranks "$ranks" --ranks-per-gpu "$rpg" $PIPE_ARGS \
+        >"$LOG/pipe-tune-$tag.log" 2>&1
+    local rc=$?
+    local keyed
+    keyed=$(grep -cE '^ +(pipe_ops|reg_buff):' "$y" 2>/dev/null)
+    for reg in no yes; do
+        timeout 60 "$CCLTUNE" bench "$y" --ranks "$ranks" --ranks-per-gpu "$rpg" --pipe-ops 4 \
+            --regbuff "$reg" --colls allreduce,allgather --sizes 16K,256K,1M,4M --cycles 4 \
+            --store "$OUT/pipe-bench-$tag-$reg.db" -o "$OUT/pipe-bench-$tag-$reg.md" \
+            >"$LOG/pipe-bench-$tag-$reg.log" 2>&1
+        summary "pipe $tag bench --pipe-ops 4 --regbuff $reg: rc=$?; $(grep -E 'geometric' "$LOG/pipe-bench-$tag-$reg.log" | cut -c1-160)"
+    done
+    summary "pipe $tag: tune rc=$rc keyed-lines=${keyed:-0} wall=$((SECONDS - t0)) s; $(grep -E 'wrote|session [0-9]+/' "$LOG/pipe-tune-$tag.log" | cut -c1-160 | tr '\n' ' ')"
+}
+stage_pipe() {
+    pipe_run socket-2ranks 2 2
+    local ngpu
+    ngpu=$(nvidia-smi -L | wc -l)
+    if [ "$ngpu" -gt 1 ]; then
+        mps_stop >/dev/null 2>&1 || true
+        pipe_run "nvlink-${ngpu}ranks" "$ngpu" 1
+        mps_start >/dev/null 2>&1 || true
+    fi
 }
 
 stage_tune2() { tune 2 "${TMAX2:-256M}" --align 0,4,8,12; }

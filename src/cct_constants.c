@@ -166,7 +166,7 @@ cct_status cct_constants_check(const cct_constants *c, cct_error *err)
         if (isnan(v))
             continue;
         bool bw = cct_const_family_is_bandwidth(s.family);
-        const char *why = !isfinite(v) ? "is not finite"
+        const char *why = !isfinite(v)       ? "is not finite"
                           : bw && !(v > 0.0) ? "must be > 0 (a bandwidth ceiling)"
                           : !bw && v < 0.0   ? "is negative (a latency)"
                                              : NULL;

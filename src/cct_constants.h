@@ -24,13 +24,13 @@
 #include "cct_table.h"
 
 typedef enum cct_const_family {
-    CCT_CONST_BASE_LATENCY = 0,    /* base_latency_us[algo][proto] */
-    CCT_CONST_HW_LATENCY = 1,      /* hw_latency_us[link][algo][proto] */
-    CCT_CONST_LL_MAX_BW = 2,       /* ll_max_bw[cc][scale] */
-    CCT_CONST_RING_LL128_BW = 3,   /* per_ch_max_ring_ll128_bw[cc][scale] */
-    CCT_CONST_TREE_LL128_BW = 4,   /* per_ch_max_tree_ll128_bw[cc][scale] */
-    CCT_CONST_TREE_BW = 5,         /* per_ch_max_tree_bw[cc][scale] */
-    CCT_CONST_NVLS_TREE_BW = 6,    /* per_ch_max_nvls_tree_bw[cc][scale] */
+    CCT_CONST_BASE_LATENCY = 0,  /* base_latency_us[algo][proto] */
+    CCT_CONST_HW_LATENCY = 1,    /* hw_latency_us[link][algo][proto] */
+    CCT_CONST_LL_MAX_BW = 2,     /* ll_max_bw[cc][scale] */
+    CCT_CONST_RING_LL128_BW = 3, /* per_ch_max_ring_ll128_bw[cc][scale] */
+    CCT_CONST_TREE_LL128_BW = 4, /* per_ch_max_tree_ll128_bw[cc][scale] */
+    CCT_CONST_TREE_BW = 5,       /* per_ch_max_tree_bw[cc][scale] */
+    CCT_CONST_NVLS_TREE_BW = 6,  /* per_ch_max_nvls_tree_bw[cc][scale] */
     CCT_CONST_NUM_FAMILIES = 7
 } cct_const_family;
 

@@ -28,10 +28,10 @@
 
 /* Float formats: enough digits for the quantity's precision, few enough to be stable
  * (each format reads back to a double that prints the same text again). */
-#define FMT_US "%.3f"   /* predicted_us, alpha_us, alpha_ci, alpha2_us: nanosecond steps */
-#define FMT_FRAC "%.4f" /* margin, margin_default, penalty: 0.01 % steps */
-#define FMT_GBPS "%.4f" /* beta_gbps, beta_ci, beta2_gbps: 0.1 MB/s steps */
-#define FMT_R2 "%.5f"   /* r2 */
+#define FMT_US "%.3f"    /* predicted_us, alpha_us, alpha_ci, alpha2_us: nanosecond steps */
+#define FMT_FRAC "%.4f"  /* margin, margin_default, penalty: 0.01 % steps */
+#define FMT_GBPS "%.4f"  /* beta_gbps, beta_ci, beta2_gbps: 0.1 MB/s steps */
+#define FMT_R2 "%.5f"    /* r2 */
 #define FMT_CONST "%.4f" /* nccl_constants: 0.1 ns, 0.1 MB/s steps */
 
 typedef struct writer {

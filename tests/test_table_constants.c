@@ -169,7 +169,8 @@ static void test_writer_refuses_bad_values(void **state)
     } bad[] = {
         {&t.constants.hw_latency_us[2][1][0], -1.0, "hw_latency_us net/ring/ll: -1 is negative"},
         {&t.constants.ll_max_bw[2][0], 0.0, "ll_max_bw_gbps hopper/1node: 0 must be > 0"},
-        {&t.constants.base_latency_us[0][0], INFINITY, "base_latency_us tree/ll: inf is not finite"},
+        {&t.constants.base_latency_us[0][0], INFINITY,
+         "base_latency_us tree/ll: inf is not finite"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         *bad[i].slot = bad[i].v;
@@ -235,10 +236,8 @@ static void test_reader_refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_slots_round_trip),
-        cmocka_unit_test(test_read_constants_only),
-        cmocka_unit_test(test_write_round_trip),
-        cmocka_unit_test(test_writer_refuses_bad_values),
+        cmocka_unit_test(test_slots_round_trip), cmocka_unit_test(test_read_constants_only),
+        cmocka_unit_test(test_write_round_trip), cmocka_unit_test(test_writer_refuses_bad_values),
         cmocka_unit_test(test_reader_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

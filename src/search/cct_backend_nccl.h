@@ -29,6 +29,9 @@ typedef struct cct_nccl_params {
     const char *plugin_path;        /* libnccl-tuner-ccltune.so (also NCCL_TUNER_PLUGIN) */
     double timeout_s;               /* watchdog: longest wait for one call */
     uint32_t seed;
+    /* 'default' configurations run on a second communicator initialised without the table's
+     * NCCL model constants (ccltune bench of a table with nccl_constants) */
+    bool default_without_constants;
 } cct_nccl_params;
 
 /* Rank 0 calls this before the others start; the id travels to every rank. */

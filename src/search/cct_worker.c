@@ -111,8 +111,11 @@ int cct_search_worker(cct_search_opts *opts)
         if (cfg->align > max_align)
             max_align = cfg->align;
     }
-    cct_nccl_params params = {rank,      nranks, device,          id,        max_bytes,
-                              max_align, plugin, opts->timeout_s, opts->seed};
+    cct_nccl_params params = {
+        rank,      nranks, device,          id,         max_bytes,
+        max_align, plugin, opts->timeout_s, opts->seed, sess->default_no_constants};
+    if (sess->no_rules) /* read by the plugin at its first communicator, below */
+        setenv("CCLTUNE_RULES", "0", 1);
     cct_backend backend = {0};
     st = cct_nccl_backend_create(&params, &backend, &err);
     cct_store *store = NULL;

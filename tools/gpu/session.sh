@@ -294,9 +294,12 @@ stage_calib() {
         NCCL_TUNER_PLUGIN=$PLUGIN CCLTUNE_TABLE=$t CCLTUNE_CONSTANTS=$c NCCL_DEBUG=INFO \
             NCCL_DEBUG_SUBSYS=INIT,TUNING nt 3 "$NT/all_reduce_perf" -b 1K -e 64M -f 4 -n 5 -w 2 \
             >"$d/model-3ranks-constants$c.log" 2>&1
-        # rank 0's model table, without the host/pid prefix
-        grep -E '\[0\] NCCL INFO .*\|' "$d/model-3ranks-constants$c.log" | sed 's/^.*NCCL INFO//' \
-            >"$d/model-3ranks-constants$c.txt"
+        # the model table, from the one process that prints it (all ranks share GPU [0]),
+        # without the host/pid prefix
+        local pid
+        pid=$(grep -m1 -E 'NCCL INFO +Algorithm +\|' "$d/model-3ranks-constants$c.log" | cut -d: -f2)
+        grep -E "^[^:]*:${pid:-none}:[0-9]+ .*NCCL INFO .*\|" "$d/model-3ranks-constants$c.log" |
+            grep -v threadThresholds | sed 's/^.*NCCL INFO//' >"$d/model-3ranks-constants$c.txt"
     done
     local differ
     differ=$(diff "$d/model-3ranks-constants1.txt" "$d/model-3ranks-constants0.txt" | grep -c '^<')

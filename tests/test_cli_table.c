@@ -187,6 +187,10 @@ static void test_explain_constants(void **state)
     assert_contains(r.out, "  per_ch_max_tree_bw_gbps: hopper/1node 38.7 hopper/3+nodes 36\n");
     assert_contains(r.out, "no section for allreduce ranks=3: NCCL chooses, with the constants");
     run_free(&r);
+    r = run("validate", path, NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, ": ok (0 sections, 0 rules, 10 NCCL model constants)\n");
+    run_free(&r);
     free(path);
 }
 

@@ -431,10 +431,12 @@ static void test_resume_measures_nothing_twice(void **state)
 static void test_adaptive_prunes_dominated(void **state)
 {
     fixture *f = *state;
-    /* allreduce, ring, LL and Simple, NCCL's channels, 1 KiB .. 1 MiB: in this script LL
-     * (10 us + n / 1 GB/s) wins small sizes and Simple (20 us + n / 3 GB/s) large ones;
-     * from 32 KiB LL is > 25 % slower and grows slower still, so after two such sizes it
-     * is no longer measured.  Simple, slower at first but catching up, is never pruned. */
+    /* allreduce, ring, LL and Simple, NCCL's channels and 1, 1 KiB .. 1 MiB: in this script
+     * LL (10 us + n / 1 GB/s) wins small sizes and Simple (20 us + n / 3 GB/s) large ones;
+     * from 32 KiB LL is > 25 % slower and grows slower still, so after two such sizes LL on
+     * one channel is no longer measured.  LL at NCCL's channel count is the forced twin of
+     * NCCL's choice here (the script's "NCCL" always runs Ring/LL) and is never pruned;
+     * Simple, slower at first but catching up, is never pruned either. */
     cct_plan_destroy(&f->plan);
     cct_space sp;
     cct_error err;
@@ -444,7 +446,7 @@ static void test_adaptive_prunes_dominated(void **state)
     cct_space_parse(&sp, "--colls", "allreduce", &err);
     cct_space_parse(&sp, "--algos", "ring", &err);
     cct_space_parse(&sp, "--protos", "ll,simple", &err);
-    cct_space_parse(&sp, "--channels", "nccl", &err);
+    cct_space_parse(&sp, "--channels", "nccl,1", &err);
     cct_space_parse(&sp, "--max-bytes", "1M", &err);
     sp.off_grid = false;
     assert_int_equal(cct_plan_build(&sp, &f->plan, &err), CCT_OK);
@@ -458,14 +460,14 @@ static void test_adaptive_prunes_dominated(void **state)
     cct_schedule_defaults(&s.opts);
     s.opts.adaptive = true;
     assert_int_equal(cct_schedule_run(&s, &err), CCT_OK);
-    /* 11 sizes x 3 configurations; LL is pruned from 128 KiB: 4 sizes */
-    assert_int_equal(s.points_total, 33);
+    /* 11 sizes x 5 configurations; LL on 1 channel is pruned from 128 KiB: 4 sizes */
+    assert_int_equal(s.points_total, 55);
     assert_int_equal(s.points_pruned, 4);
-    assert_int_equal(s.points_done, 29);
+    assert_int_equal(s.points_done, 51);
     assert_true(s.cycles_saved > 0);
     cct_point *pts;
     size_t n = load_points(f, &pts);
-    assert_int_equal(n, 29);
+    assert_int_equal(n, 51);
     size_t ll = 0, simple = 0, dflt = 0;
     for (size_t i = 0; i < n; i++) {
         if (pts[i].cfg.algo == CCT_DEFAULT) {
@@ -473,7 +475,8 @@ static void test_adaptive_prunes_dominated(void **state)
             assert_int_equal(pts[i].stats.n, 4); /* NCCL's default: always every cycle */
         } else if (pts[i].cfg.proto == CCT_PROTO_LL) {
             ll++;
-            assert_true(pts[i].bytes <= 64 * 1024);
+            if (pts[i].cfg.channels == 1)
+                assert_true(pts[i].bytes <= 64 * 1024);
         } else {
             simple++;
         }
@@ -482,8 +485,8 @@ static void test_adaptive_prunes_dominated(void **state)
             assert_int_equal(pts[i].stats.n, 2);
     }
     assert_int_equal(dflt, 11);
-    assert_int_equal(simple, 11);
-    assert_int_equal(ll, 7);
+    assert_int_equal(simple, 22);
+    assert_int_equal(ll, 11 + 7); /* the twin at every size, LL/1 up to 64 KiB */
     free(pts);
 }
 

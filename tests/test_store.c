@@ -856,8 +856,10 @@ static void test_unwritable_new_path(void **state)
     assert_int_equal(cct_store_open(missing, false, &s, &err), CCT_EIO);
     assert_null(s);
     assert_non_null(strstr(err.msg, missing));
-    assert_int_equal(cct_store_open(f->dir, false, &s, &err), CCT_EIO); /* a directory */
+    assert_int_equal(cct_store_open(f->dir, false, &s, &err), CCT_EINVAL); /* a directory */
     assert_non_null(strstr(err.msg, f->dir));
+    assert_non_null(strstr(err.msg, "is a folder, not a store file"));
+    assert_int_equal(cct_store_open(f->dir, true, &s, &err), CCT_EINVAL); /* read-only too */
 
     /* A directory we may not write into. */
     assert_int_equal(chmod(f->dir, 0555), 0);

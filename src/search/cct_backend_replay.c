@@ -25,6 +25,7 @@ typedef struct replay_ctx {
     cct_point *points;
     size_t n;
     uint64_t counter; /* advances with every timed cycle: the noise sequence */
+    double busy_us;   /* simulated GPU time of every call answered (verify and timed) */
 } replay_ctx;
 
 static bool same_cfg(const cct_config *a, const cct_config *b)
@@ -109,6 +110,10 @@ static cct_status rp_verify(void *ctx, const cct_config *cfg, uint64_t bytes, bo
     if (!lo && !hi)
         return CCT_OK; /* never recorded: unsupported, not invented */
     const cct_point *ref = exact ? exact : (lo ? lo : hi);
+    double cv;
+    double t = exact && exact->stats.n ? exact->stats.median_us : interpolate(lo, hi, bytes, &cv);
+    if (isfinite(t))
+        c->busy_us += t; /* one checked call */
     *wrong = ref->wrong;
     obs->applied = true;
     obs->nccl_algo = cfg->algo == CCT_DEFAULT ? ref->nccl_algo : cfg->algo;
@@ -130,6 +135,7 @@ static cct_status rp_time(void *ctx, const cct_config *cfg, uint64_t bytes, bool
     if (exact && exact->stats.n)
         cv = exact->stats.cv;
     *elapsed_us = t * iters * noise(&c->counter, cv);
+    c->busy_us += *elapsed_us;
     return CCT_OK;
 }
 
@@ -174,6 +180,12 @@ cct_status cct_replay_backend_create(const cct_point *points, size_t n, uint64_t
     backend->rank = 0;
     backend->nranks = 1;
     return CCT_OK;
+}
+
+double cct_replay_backend_busy_us(const cct_backend *backend)
+{
+    const replay_ctx *c = backend->ctx;
+    return c ? c->busy_us : 0.0;
 }
 
 void cct_replay_backend_destroy(cct_backend *backend)
@@ -253,6 +265,11 @@ int cct_search_replay(cct_search_opts *o)
         code = cct_cli_fail("search", "%s", err.msg);
     } else {
         for (size_t s = 0; s < run.plan.n_sessions && code == CCT_EXIT_OK; s++) {
+            if (!cct_search_session_wanted(o, &run.plan, s, run.ll128_allowed)) {
+                fprintf(stderr, "session %zu/%zu: skipped (forces LL128, not enabled here)\n",
+                        s + 1, run.plan.n_sessions);
+                continue;
+            }
             cct_schedule sched;
             cct_status st;
             int restarts = 0;
@@ -276,6 +293,10 @@ int cct_search_replay(cct_search_opts *o)
                         s + 1, run.plan.n_sessions, sched.points_done, sched.points_skipped,
                         sched.n_corrupt, sched.n_unsupported, sched.n_noisy, restarts);
         }
+        /* the recorded times of every call the schedule made: what the search would have
+         * spent measuring on the recorded machine (start-up and host work aside) */
+        fprintf(stderr, "replay: simulated measuring time %.3f s\n",
+                cct_replay_backend_busy_us(&backend) / 1e6);
         cct_replay_backend_destroy(&backend);
     }
     int64_t id = run.run_id;

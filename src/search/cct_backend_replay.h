@@ -14,6 +14,9 @@
 
 cct_status cct_replay_backend_create(const cct_point *points, size_t n, uint64_t seed,
                                      cct_backend *backend, cct_error *err);
+/* Simulated GPU time so far: the recorded time of every call answered (each verified call
+ * once, each timed cycle as timed), in microseconds. */
+double cct_replay_backend_busy_us(const cct_backend *backend);
 void cct_replay_backend_destroy(cct_backend *backend);
 
 #endif

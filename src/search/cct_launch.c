@@ -303,6 +303,13 @@ int cct_search_run_sessions(const cct_search_opts *o, cct_search_run *run, int r
                             const char *plugin, int ngpus)
 {
     for (size_t s = 0; s < run->plan.n_sessions; s++) {
+        if (!cct_search_session_wanted(o, &run->plan, s, run->ll128_allowed)) {
+            fprintf(stderr,
+                    "ccltune search: session %zu skipped: it forces LL128, which NCCL "
+                    "does not enable here (--exhaustive measures it)\n",
+                    s + 1);
+            continue;
+        }
         int restarts = 0;
         for (;;) {
             int code = run_session_once(o, run, s, ranks, nodes, plugin, ngpus);

@@ -134,6 +134,8 @@ int cct_search_mpi(cct_search_opts *o)
     free(info);
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Bcast(&run_id, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    int ll128_allowed = run.ll128_allowed;
+    MPI_Bcast(&ll128_allowed, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (ok && rank != 0) {
         /* other ranks need the plan and run id to start workers, not the store */
         ok = cct_search_build_plan(o, size, nodes, &run.plan, &err) == CCT_OK;
@@ -141,6 +143,8 @@ int cct_search_mpi(cct_search_opts *o)
     }
     int code = ok ? 0 : CCT_EXIT_FAIL;
     for (size_t s = 0; ok && code == 0 && s < run.plan.n_sessions; s++) {
+        if (!cct_search_session_wanted(o, &run.plan, s, ll128_allowed != 0))
+            continue;
         for (int restarts = 0;; restarts++) {
             code = session_once(o, &run, s, rank, size, nodes, device, plugin);
             if (code == CCT_WORKER_EXIT_HANG && restarts < o->max_restarts)

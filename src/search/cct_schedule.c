@@ -42,6 +42,8 @@ typedef struct slot {
     uint64_t bytes;
     bool in_place;
     bool skip;  /* already stored */
+    bool known; /* skipped, and its stored status/median/NCCL choice are in status, stats, obs
+                 * (a resumed search rebuilds its pruning state from them) */
     bool timed; /* applied and worth timing */
     int status; /* cct_point_status */
     uint64_t wrong;
@@ -346,8 +348,27 @@ static cct_status store_group(cct_schedule *s, group *g, cct_error *err)
     return CCT_OK;
 }
 
-/* Rank 0 looks the group up in the store; every rank gets the same skip mask. */
-static cct_status skip_mask(cct_schedule *s, group *g, cct_error *err)
+/* The stored point of slot sl in the run's points loaded at the start (resume), or NULL. */
+static const cct_point *stored_point(const cct_point *pts, size_t n, const slot *sl)
+{
+    for (size_t i = 0; i < n; i++) {
+        const cct_point *p = &pts[i];
+        const cct_config *a = &p->cfg, *b = sl->cfg;
+        if (p->bytes == sl->bytes && p->in_place == sl->in_place && a->coll == b->coll &&
+            a->algo == b->algo && a->proto == b->proto && a->channels == b->channels &&
+            a->buffsize == b->buffsize && a->ll_buffsize == b->ll_buffsize &&
+            a->ll128_buffsize == b->ll128_buffsize && a->align == b->align &&
+            a->dtype == b->dtype && a->ranks == b->ranks && a->nodes == b->nodes)
+            return p;
+    }
+    return NULL;
+}
+
+/* Rank 0 looks the group up in the store; every rank gets the same skip mask and, for the
+ * stored points, the same status, median and NCCL choice (the pruning state must not
+ * differ between ranks or between a resumed search and one that ran through). */
+static cct_status skip_mask(cct_schedule *s, group *g, const cct_point *stored, size_t n_stored,
+                            cct_error *err)
 {
     unsigned char mask[4096];
     memset(mask, 0, sizeof mask);
@@ -365,8 +386,28 @@ static cct_status skip_mask(cct_schedule *s, group *g, cct_error *err)
     cct_status st = s->backend->ops->broadcast(s->backend->ctx, mask, g->n, err);
     if (st != CCT_OK)
         return st;
-    for (size_t k = 0; k < g->n; k++)
-        g->slots[k].skip = mask[k] != 0;
+    double *known = g->scratch; /* 4 per slot: status (-1: unknown), median, algo, proto */
+    for (size_t k = 0; k < g->n; k++) {
+        const cct_point *p = mask[k] ? stored_point(stored, n_stored, &g->slots[k]) : NULL;
+        known[4 * k] = p ? p->status : -1.0;
+        known[4 * k + 1] = p && p->stats.n ? p->stats.median_us : NAN;
+        known[4 * k + 2] = p ? p->nccl_algo : -1.0;
+        known[4 * k + 3] = p ? p->nccl_proto : -1.0;
+    }
+    st = s->backend->ops->broadcast(s->backend->ctx, known, 4 * g->n * sizeof *known, err);
+    if (st != CCT_OK)
+        return st;
+    for (size_t k = 0; k < g->n; k++) {
+        slot *sl = &g->slots[k];
+        sl->skip = mask[k] != 0;
+        sl->known = sl->skip && known[4 * k] >= 0.0;
+        if (!sl->known)
+            continue;
+        sl->status = (int)known[4 * k];
+        sl->stats.median_us = known[4 * k + 1];
+        sl->obs.nccl_algo = (int)known[4 * k + 2];
+        sl->obs.nccl_proto = (int)known[4 * k + 3];
+    }
     return CCT_OK;
 }
 
@@ -392,6 +433,7 @@ typedef struct prune_state {
     int *strikes;
     double *last_ratio; /* time / fastest time at the previous size it was measured; NAN */
     double first_best;  /* fastest time at the collective's smallest measured size */
+    int kept_proto;     /* never struck: the protocol whose buffer the session varies; -1 */
 } prune_state;
 
 /* After a size is measured: strike the forced configurations that are clearly slower than
@@ -399,13 +441,25 @@ typedef struct prune_state {
  * struck while the fastest time is still within 2x of its value at the smallest size: in
  * the latency-bound region every protocol's curve is flat and noise decides the order, and
  * a configuration that loses there (Simple against LL) is often the one that wins later.
- * "Catching up" is a falling ratio to the fastest (by more than 2 % since the last size). */
+ * "Catching up" is a falling ratio to the fastest (by more than 2 % since the last size).
+ * Never struck: the forced twin of NCCL's own choice at this size (its algorithm and
+ * protocol at NCCL's channel count -- the table's fallback where nothing beats the default
+ * by enough), and in a session that changes a buffer size, the protocol that buffer serves
+ * (what the session is there to measure). */
+/* Whether the slot has a time this size: measured now, or stored before a resume. */
+static bool has_time(const slot *sl)
+{
+    if (sl->skip)
+        return sl->known && sl->status == CCT_POINT_OK && !isnan(sl->stats.median_us);
+    return sl->timed && sl->status == CCT_POINT_OK && sl->n_samples;
+}
+
 static void prune_update(cct_schedule *s, group *g, prune_state *ps)
 {
     size_t best = SIZE_MAX;
     for (size_t k = 0; k < g->n; k++) {
         const slot *sl = &g->slots[k];
-        if (!sl->skip && sl->timed && sl->status == CCT_POINT_OK && sl->n_samples &&
+        if (has_time(sl) &&
             (best == SIZE_MAX || sl->stats.median_us < g->slots[best].stats.median_us))
             best = k;
     }
@@ -413,22 +467,32 @@ static void prune_update(cct_schedule *s, group *g, prune_state *ps)
     if (isnan(ps->first_best) && !isnan(tbest))
         ps->first_best = tbest;
     bool bandwidth_regime = !isnan(tbest) && tbest >= 2.0 * ps->first_best;
+    int nccl_algo = -1, nccl_proto = -1;
+    for (size_t k = 0; k < g->n; k++)
+        if (g->slots[k].cfg->algo == CCT_DEFAULT && (!g->slots[k].skip || g->slots[k].known)) {
+            nccl_algo = g->slots[k].obs.nccl_algo;
+            nccl_proto = g->slots[k].obs.nccl_proto;
+        }
     for (size_t k = 0; k < g->n; k++) {
         slot *sl = &g->slots[k];
-        if (sl->skip || sl->cfg->algo < 0)
+        if ((sl->skip && !sl->known) || sl->cfg->algo < 0)
             continue; /* NCCL's default (and the table) are always measured */
         if (sl->status == CCT_POINT_CORRUPT || sl->status == CCT_POINT_UNSUPPORTED ||
             sl->status == CCT_POINT_ERROR) {
             ps->dead[k] = true; /* never usable by a table: nothing to learn at larger sizes */
             continue;
         }
-        if (!sl->timed || !sl->n_samples || isnan(tbest))
+        if (!has_time(sl) || isnan(tbest))
             continue;
         double ratio = sl->stats.median_us / tbest;
         bool dominated = ratio > 1.0 + s->opts.prune_margin;
         bool catching = !isnan(ps->last_ratio[k]) && ratio < ps->last_ratio[k] * 0.98;
         ps->last_ratio[k] = ratio;
-        ps->strikes[k] = (bandwidth_regime && dominated && !catching) ? ps->strikes[k] + 1 : 0;
+        bool twin =
+            sl->cfg->algo == nccl_algo && sl->cfg->proto == nccl_proto && sl->cfg->channels == 0;
+        bool kept = twin || sl->cfg->proto == ps->kept_proto;
+        ps->strikes[k] =
+            (bandwidth_regime && dominated && !catching && !kept) ? ps->strikes[k] + 1 : 0;
         if (ps->strikes[k] >= s->opts.prune_after)
             ps->dead[k] = true;
     }
@@ -448,11 +512,10 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
                              "supported (narrow the space)",
                              max_group);
     s->points_total = cct_schedule_count_points(plan, s->session, s->opts.time_in_place);
-    /* Pruning only where buffers are NCCL's defaults: a session with other buffer sizes
-     * holds the reference configurations that show what the buffers change, and cutting
-     * one short (Simple, say) leaves the table nothing to serve the large sizes with. */
-    bool adaptive = s->opts.adaptive && sess->buffsize == 0 && sess->ll_buffsize == 0 &&
-                    sess->ll128_buffsize == 0;
+    /* In a session with other buffer sizes, the protocol those buffers serve is never cut
+     * short (cutting Simple at NCCL_BUFFSIZE=1M left the table nothing to serve the large
+     * sizes with); the others are pruned as anywhere. */
+    bool adaptive = s->opts.adaptive;
     group g;
     memset(&g, 0, sizeof g);
     g.per_slot_cap = (size_t)s->opts.cycles * (size_t)(s->opts.max_remeasure + 1);
@@ -462,13 +525,24 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
     g.scratch = calloc(scratch_n, sizeof *g.scratch);
     g.uscratch = calloc(3 * max_group, sizeof *g.uscratch);
     prune_state ps = {calloc(max_group, sizeof(bool)), calloc(max_group, sizeof(int)),
-                      calloc(max_group, sizeof(double)), NAN};
+                      calloc(max_group, sizeof(double)), NAN, -1};
+    if (sess->buffsize)
+        ps.kept_proto = CCT_PROTO_SIMPLE;
+    else if (sess->ll_buffsize)
+        ps.kept_proto = CCT_PROTO_LL;
+    else if (sess->ll128_buffsize)
+        ps.kept_proto = CCT_PROTO_LL128;
     cct_status st = CCT_OK;
+    cct_point *stored = NULL; /* rank 0: what the run already holds (resume, restart) */
+    size_t n_stored = 0;
     if (!g.slots || !g.sample_pool || !g.scratch || !g.uscratch || !ps.dead || !ps.strikes ||
         !ps.last_ratio) {
         st = cct_error_set(err, CCT_ENOMEM, "out of memory for %zu configurations", max_group);
         goto done;
     }
+    if (adaptive && s->store &&
+        (st = cct_store_load_points(s->store, &s->run_id, 1, &stored, &n_stored, err)) != CCT_OK)
+        goto done;
     for (size_t ci = 0; ci < plan->space.n_colls && st == CCT_OK; ci++) {
         int coll = plan->space.colls[ci];
         memset(ps.dead, 0, max_group * sizeof(bool));
@@ -493,7 +567,7 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
             }
             if (g.n == 0)
                 continue;
-            if ((st = skip_mask(s, &g, err)) != CCT_OK)
+            if ((st = skip_mask(s, &g, stored, n_stored, err)) != CCT_OK)
                 break;
             size_t pruned_now = 0;
             if (adaptive)
@@ -529,6 +603,7 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
         }
     }
 done:
+    free(stored);
     free(ps.dead);
     free(ps.strikes);
     free(ps.last_ratio);

@@ -49,6 +49,7 @@ cct_status cct_search_begin(cct_search_opts *o, int ranks, int nodes,
                             cct_search_run *run, cct_error *err)
 {
     memset(run, 0, sizeof *run);
+    run->ll128_allowed = fp->ll128_allowed;
     cct_status st = cct_search_build_plan(o, ranks, nodes, &run->plan, err);
     if (st != CCT_OK)
         return st;
@@ -86,6 +87,12 @@ fail:
     run->store = NULL;
     cct_plan_destroy(&run->plan);
     return st;
+}
+
+bool cct_search_session_wanted(const cct_search_opts *o, const cct_plan *plan, size_t s,
+                               bool ll128_allowed)
+{
+    return !(o->sched.adaptive && !o->bench_table && plan->sessions[s].unlock && !ll128_allowed);
 }
 
 cct_status cct_search_end(cct_search_run *run, int state, cct_error *err)

@@ -18,6 +18,7 @@ typedef struct cct_search_run {
     cct_store *store;
     int64_t run_id;
     bool resumed;
+    bool ll128_allowed; /* the fingerprint's verdict (cct_search_begin) */
 } cct_search_run;
 
 /* Build the plan for ranks/nodes; open the store; start a run with fingerprint fp, or
@@ -25,6 +26,13 @@ typedef struct cct_search_run {
 cct_status cct_search_begin(cct_search_opts *opts, int ranks, int nodes,
                             const cct_store_fingerprint *fp, const char *source,
                             cct_search_run *run, cct_error *err);
+/* Whether session s of the run is measured.  The adaptive search skips the sessions that
+ * force LL128 (NCCL_PROTO unlocks it) where the fingerprint says NCCL does not enable LL128:
+ * `ccltune fit` excludes every LL128 configuration there, so their times could decide
+ * nothing.  `--exhaustive` measures them (corruption evidence, `fit --ll128 yes`). */
+bool cct_search_session_wanted(const cct_search_opts *opts, const cct_plan *plan, size_t s,
+                               bool ll128_allowed);
+
 /* Record state (CCT_RUN_DONE / CCT_RUN_FAILED) and release. */
 cct_status cct_search_end(cct_search_run *run, int state, cct_error *err);
 

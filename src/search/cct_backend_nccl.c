@@ -518,8 +518,11 @@ void cct_nccl_backend_destroy(cct_backend *backend)
     nccl_ctx *c = backend->ctx;
     if (!c)
         return;
-    if (c->comm_nc) { /* the communicator not selected now goes first */
+    if (c->comm_nc) {
+        /* the communicator not selected now goes first (the same one on every rank: ranks
+         * select in lockstep); after a hang the selected one is already aborted */
         ncclComm_t active = c->comm;
+        bool active_aborted = c->aborted;
         c->comm = active == c->comm_nc ? c->comm_main : c->comm_nc;
         if (c->aborted) {
             ncclCommAbort(c->comm);
@@ -531,6 +534,7 @@ void cct_nccl_backend_destroy(cct_backend *backend)
                 ncclCommAbort(c->comm);
         }
         c->comm = active;
+        c->aborted = active_aborted; /* a hang of the other one leaves this one to finalise */
     }
     if (c->comm) {
         if (c->aborted) {

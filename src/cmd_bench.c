@@ -26,10 +26,15 @@ static void help(FILE *out)
         "(a) NCCL's defaults, (b) NCCL with the ccltune plugin applying TABLE, (c) the oracle,\n"
         "the fastest configuration forced through the plugin. All three run on the same\n"
         "communicators in the same mirrored cycles. Prints b/a and b/c per size (ratios of\n"
-        "speed: 1.10 = the table is 10 %% faster) and the geometric-mean gain over (a).\n\n"
+        "speed: 1.10 = the table is 10 %% faster) and the geometric-mean gain over (a).\n"
+        "A table with nccl_constants is also benched at rank counts it has no section for\n"
+        "(the oracle then tries Ring and Tree x LL, LL128, Simple); (a) then runs on a second\n"
+        "communicator initialised with NCCL's own constants.\n\n"
         "  --ranks N            rank processes [GPUs x ranks-per-gpu]\n"
         "  --ranks-per-gpu N    rank processes per GPU (MPS, joined over sockets) [1]\n"
         "  --colls LIST         collectives [every one the table covers]\n"
+        "  --rules on|off       off: ignore the table's rules, (b) is its nccl_constants\n"
+        "                       alone (CCLTUNE_RULES=0) [on]\n"
         "  --sizes LIST         message sizes [1K, 4K, ... x4 up to --max-bytes, plus 100000,\n"
         "                       3M, 5.5M, 12000000]\n"
         "  --max-bytes SIZE     largest default size [16M]\n"
@@ -63,6 +68,7 @@ int cct_cmd_bench(int argc, char **argv)
                                           {"plugin", required_argument, NULL, 'p'},
                                           {"timeout", required_argument, NULL, 't'},
                                           {"no-mps-check", no_argument, NULL, 'M'},
+                                          {"rules", required_argument, NULL, 'L'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     cct_search_opts o;
@@ -166,6 +172,11 @@ int cct_cmd_bench(int argc, char **argv)
         case 'M':
             o.check_mps = false;
             break;
+        case 'L':
+            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+                return cct_cli_usage_error("bench", "--rules: '%s' is not on or off", optarg);
+            o.bench_rules_off = strcmp(optarg, "off") == 0;
+            break;
         case 'h':
             help(stdout);
             return CCT_EXIT_OK;
@@ -185,7 +196,13 @@ int cct_cmd_bench(int argc, char **argv)
     cct_table t;
     if (cct_table_load_file(table_path, &t, &err) != CCT_OK)
         return cct_cli_fail("bench", "%s", err.msg);
+    bool has_constants = t.constants.present;
     cct_table_destroy(&t);
+    if (o.bench_rules_off && !has_constants)
+        return cct_cli_usage_error("bench",
+                                   "--rules off: %s has no nccl_constants, so there is nothing "
+                                   "left to bench",
+                                   argv[optind]);
     o.bench_table = table_path;
 #if CCT_HAVE_CUDA
     if (getenv("CCLTUNE_WORKER_RANK"))

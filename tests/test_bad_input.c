@@ -371,6 +371,10 @@ static void flags(void)
     flag("explain: ranks missing", "--ranks", "explain", table, "--coll", "allreduce", NULL);
     flag("explain: no such topology", "ranks", "explain", table, "--coll", "allreduce", "--ranks",
          "3", NULL);
+    flag("bench: bad --rules", "--rules: 'maybe' is not on or off", "bench", "--rules", "maybe",
+         table, NULL);
+    flag("bench: --rules off without constants", "has no nccl_constants", "bench", "--rules", "off",
+         table, NULL);
     flag("import: unknown format", "xml", "import", "--format", "xml", "--dry-run", table, NULL);
     flag("import: unknown collective", "nope", "import", "--coll", "nope", "--dry-run", table,
          NULL);

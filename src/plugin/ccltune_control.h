@@ -62,6 +62,14 @@ int ccltune_control_abi(void);
  * on.  Returns 0, or -1 on out-of-range values. */
 int ccltune_control_force(int algo, int proto, int channels);
 
+/* Whether communicators initialised from now on get the table's nccl_constants written into
+ * NCCL's model (tuner v5/v6): 1 (the default; CCLTUNE_CONSTANTS=0 still wins) or 0 (NCCL's
+ * own constants).  Read once per communicator, at its init, so a process can hold one
+ * communicator with the constants and one without (how `ccltune bench` times NCCL's real
+ * defaults against a table with constants).  Returns 0, or -1 when on is not 0 or 1.  It
+ * does not turn measurement mode on. */
+int ccltune_control_constants(int on);
+
 /* Copy the observation of the most recent getCollInfo call; reset clears the counters. */
 void ccltune_control_last(ccltune_observation *out);
 void ccltune_control_reset(void);

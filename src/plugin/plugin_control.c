@@ -29,7 +29,8 @@ static pthread_mutex_t control_mu = PTHREAD_MUTEX_INITIALIZER;
 static bool forcing;    /* guarded by control_mu; mirrored in forcing_flag */
 static cct_force force; /* guarded by control_mu */
 static atomic_bool forcing_flag;
-static atomic_bool bypass_flag; /* leave every call to NCCL (the bench's "NCCL default") */
+static atomic_bool bypass_flag;          /* leave every call to NCCL (the bench's "NCCL default") */
+static atomic_bool constants_suppressed; /* ccltune_control_constants(0) */
 static ccltune_observation last = {
     .coll = -1, .default_algo = -1, .default_proto = -1, .chosen_algo = -1, .chosen_proto = -1};
 
@@ -60,6 +61,11 @@ void cct_control_from_env(const cct_pstate *ps)
 bool cct_control_forcing(void)
 {
     return atomic_load_explicit(&forcing_flag, memory_order_relaxed);
+}
+
+bool cct_control_constants_on(void)
+{
+    return !atomic_load(&constants_suppressed);
 }
 
 bool cct_control_bypassing(void)
@@ -186,6 +192,14 @@ CCT_EXPORT int ccltune_control_force(int algo, int proto, int channels)
     atomic_store(&forcing_flag, forcing);
     pthread_mutex_unlock(&control_mu);
     atomic_store(&cct_measure_on, 1);
+    return 0;
+}
+
+CCT_EXPORT int ccltune_control_constants(int on)
+{
+    if (on != 0 && on != 1)
+        return -1;
+    atomic_store(&constants_suppressed, on == 0);
     return 0;
 }
 

@@ -59,7 +59,11 @@ typedef struct nccl_ctx {
     size_t slot_bytes;                  /* one op's share of each buffer allocation */
     unsigned char *reg_send, *reg_recv; /* NULL unless the session registers buffers */
     void *reg_send_handle, *reg_recv_handle;
+    ncclComm_t reg_comm; /* the communicator the buffers were registered with */
     bool reg_tried, reg_ok;
+    /* default_without_constants: 'default' runs on comm_nc, initialised with NCCL's own model
+     * constants; everything else on comm_main; c->comm is the one selected */
+    ncclComm_t comm_main, comm_nc;
 } nccl_ctx;
 
 static unsigned guard_seconds;
@@ -215,6 +219,8 @@ static cct_status apply_selection(nccl_ctx *c, const cct_config *cfg, cct_error 
 {
     /* NCCL's default: the plugin steps aside even when a table is loaded (bench);
      * tuned: the plugin applies its table; otherwise the forced configuration */
+    if (c->comm_nc)
+        c->comm = cfg->algo == CCT_DEFAULT ? c->comm_nc : c->comm_main;
     int rc = cfg->algo == CCT_DEFAULT ? c->force(CCLTUNE_CONTROL_BYPASS, 0, 0)
              : cfg->algo == CCT_TUNED ? c->force(-1, -1, 0)
                                       : c->force(cfg->algo, cfg->proto, cfg->channels);
@@ -411,6 +417,7 @@ static cct_status register_buffers(nccl_ctx *c)
     if (!c->reg_send || !c->reg_recv)
         return CCT_EUNSUPPORTED;
     size_t bytes = c->slot_bytes * (size_t)(c->p.max_pipe_ops > 1 ? c->p.max_pipe_ops : 1);
+    c->reg_comm = c->comm;
     ncclResult_t r = ncclCommRegister(c->comm, c->reg_send, bytes, &c->reg_send_handle);
     if (r == ncclSuccess)
         r = ncclCommRegister(c->comm, c->reg_recv, bytes, &c->reg_recv_handle);
@@ -429,9 +436,9 @@ static void deregister_buffers(nccl_ctx *c)
 {
     if (c->comm && !c->aborted) {
         if (c->reg_send_handle)
-            ncclCommDeregister(c->comm, c->reg_send_handle);
+            ncclCommDeregister(c->reg_comm, c->reg_send_handle);
         if (c->reg_recv_handle)
-            ncclCommDeregister(c->comm, c->reg_recv_handle);
+            ncclCommDeregister(c->reg_comm, c->reg_recv_handle);
     }
     c->reg_send_handle = c->reg_recv_handle = NULL;
 }
@@ -569,6 +576,8 @@ static cct_status control_op(nccl_ctx *c, void *host, size_t bytes, ncclDataType
     if (bytes > c->ctrl_bytes)
         return cct_error_set(err, CCT_EINVAL, "control message of %zu bytes is too large", bytes);
     c->force(-1, -1, 0);
+    if (c->comm_nc)
+        c->comm = c->comm_main; /* every rank on the same communicator */
     guard(true);
     cudaMemcpyAsync(c->d_ctrl, host, bytes, cudaMemcpyHostToDevice, c->stream);
     ncclResult_t r;
@@ -649,6 +658,26 @@ static cct_status load_plugin(nccl_ctx *c, cct_error *err)
     return CCT_OK;
 }
 
+/* A second communicator over the same ranks whose init runs with the plugin's constants
+ * suppressed (ccltune_control_constants(0)), so 'default' is NCCL's default with NCCL's own
+ * model while the table's configurations run with the table's constants. */
+static cct_status create_default_comm(nccl_ctx *c, ncclConfig_t *config, cct_error *err)
+{
+    int (*constants)(int) = (int (*)(int))dlsym(c->plugin, "ccltune_control_constants");
+    if (!constants)
+        return cct_error_set(err, CCT_EUNSUPPORTED,
+                             "%s lacks ccltune_control_constants (rebuild the plugin)",
+                             c->p.plugin_path);
+    c->comm_main = c->comm;
+    constants(0);
+    ncclResult_t r = ncclCommSplit(c->comm_main, 0, c->p.rank, &c->comm_nc, config);
+    constants(1);
+    cct_status st = nccl_settle(c, r, "ncclCommSplit (NCCL's own constants)", err);
+    if (st != CCT_OK)
+        c->comm_nc = NULL;
+    return st;
+}
+
 cct_status cct_nccl_backend_create(const cct_nccl_params *params, cct_backend *backend,
                                    cct_error *err)
 {
@@ -698,6 +727,8 @@ cct_status cct_nccl_backend_create(const cct_nccl_params *params, cct_backend *b
     alarm(guard_seconds * 3);
     ncclResult_t r = ncclCommInitRankConfig(&c->comm, params->nranks, uid, params->rank, &config);
     st = nccl_settle(c, r, "ncclCommInitRankConfig", err);
+    if (st == CCT_OK && params->default_without_constants)
+        st = create_default_comm(c, &config, err);
     guard(false);
     return st;
 }
@@ -708,6 +739,24 @@ void cct_nccl_backend_destroy(cct_backend *backend)
     if (!c)
         return;
     deregister_buffers(c);
+    if (c->comm_nc) {
+        /* the communicator not selected now goes first (the same one on every rank: ranks
+         * select in lockstep); after a hang the selected one is already aborted */
+        ncclComm_t active = c->comm;
+        bool active_aborted = c->aborted;
+        c->comm = active == c->comm_nc ? c->comm_main : c->comm_nc;
+        if (c->aborted) {
+            ncclCommAbort(c->comm);
+        } else {
+            cct_error ignored;
+            if (nccl_settle(c, ncclCommFinalize(c->comm), "ncclCommFinalize", &ignored) == CCT_OK)
+                ncclCommDestroy(c->comm);
+            else if (!c->aborted)
+                ncclCommAbort(c->comm);
+        }
+        c->comm = active;
+        c->aborted = active_aborted; /* a hang of the other one leaves this one to finalise */
+    }
     if (c->comm) {
         if (c->aborted) {
             /* ncclCommAbort already released it */

@@ -32,6 +32,9 @@ typedef struct cct_nccl_params {
     uint32_t seed;
     int max_pipe_ops; /* largest group of the session: buffers for that many ops (0 reads 1) */
     bool reg_buff;    /* the session has registered-buffer configurations */
+    /* 'default' configurations run on a second communicator initialised without the table's
+     * NCCL model constants (ccltune bench of a table with nccl_constants) */
+    bool default_without_constants;
 } cct_nccl_params;
 
 /* Rank 0 calls this before the others start; the id travels to every rank. */

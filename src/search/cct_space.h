@@ -93,6 +93,10 @@ typedef struct cct_session {
     bool baseline; /* includes NCCL's own choices (algo/proto CCT_DEFAULT) */
     bool unlock;   /* NCCL_PROTO=LL,LL128,Simple: LL128 forced where NCCL would not pick it */
     bool bench;    /* ccltune bench: the table under test is loaded (CCLTUNE_TABLE) */
+    bool no_rules; /* bench --rules off: CCLTUNE_RULES=0, the table's sections are ignored */
+    /* bench of a table with nccl_constants: 'default' runs on a communicator initialised
+     * with NCCL's own constants, the rest with the table's */
+    bool default_no_constants;
     size_t first_config, n_configs; /* slice of plan->configs, grouped by collective */
 } cct_session;
 

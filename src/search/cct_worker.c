@@ -116,9 +116,11 @@ int cct_search_worker(cct_search_opts *opts)
             max_pipe_ops = cct_config_pipe_ops(cfg);
         reg_buff |= cfg->reg_buff;
     }
-    cct_nccl_params params = {rank,       nranks,       device,  id,
-                              max_bytes,  max_align,    plugin,  opts->timeout_s,
-                              opts->seed, max_pipe_ops, reg_buff};
+    cct_nccl_params params = {rank,       nranks,       device,   id,
+                              max_bytes,  max_align,    plugin,   opts->timeout_s,
+                              opts->seed, max_pipe_ops, reg_buff, sess->default_no_constants};
+    if (sess->no_rules) /* read by the plugin at its first communicator, below */
+        setenv("CCLTUNE_RULES", "0", 1);
     cct_backend backend = {0};
     st = cct_nccl_backend_create(&params, &backend, &err);
     cct_store *store = NULL;

@@ -363,6 +363,8 @@ const cct_rule *cct_section_lookup(const cct_section *section, uint64_t bytes)
         else
             lo = mid + 1;
     }
+    if (lo == section->n_rules && section->rules[lo - 1].max_bytes == CCT_BYTES_INF)
+        return &section->rules[lo - 1]; /* the last band is open-ended: it holds UINT64_MAX too */
     return lo < section->n_rules ? &section->rules[lo] : NULL;
 }
 

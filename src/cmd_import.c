@@ -91,7 +91,7 @@ static int parse_args(int argc, char **argv, import_args *a)
     opterr = 0;
     int c, rc = CCT_EXIT_OK;
     long v;
-    while (rc == CCT_EXIT_OK && (c = getopt_long(argc, argv, "+:s:f:nh", options, NULL)) != -1) {
+    while (rc == CCT_EXIT_OK && (c = getopt_long(argc, argv, ":s:f:nh", options, NULL)) != -1) {
         switch (c) {
         case 's':
             a->store = optarg;

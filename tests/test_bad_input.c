@@ -273,7 +273,8 @@ static void stores(void)
     SEARCH(c, p);
     p = tmp_path("a-folder.db");
     assert_int_equal(mkdir(p, 0755), 0);
-    c = add("stores", "a folder given as the store", "a directory", "a-folder.db");
+    c = add("stores", "a folder given as the store", "a directory",
+            "is a folder, not a store file");
     SEARCH(c, p);
     c = add("stores", "store in a missing folder", "`$TMP/missing/store.db`", "does not exist");
     SEARCH(c, tmp_path("missing/store.db"));

@@ -172,6 +172,38 @@ static void import_into_store(void **state)
     rm_dir(dir);
 }
 
+/* Options may follow the files (`ccltune import FILE --store X`), as users type them: the
+ * points go to X, and no file named "--store" or X is read as a log. */
+static void options_after_files(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    char *store = join(dir, "after.db");
+    char *file = tu_path("data/nccl-tests/allreduce_ring_simple_2.19.txt");
+    const char *args[] = {"import", file, "--store", store, NULL};
+    run_result r = run_argv(args);
+    if (r.status != 0)
+        fail_msg("exit %d: %s", r.status, r.err);
+    char line[512];
+    snprintf(line, sizeof line, "into run 1 of %s", store);
+    tu_assert_contains(r.out, line);
+    assert_true(exists(store));
+    run_free(&r);
+    cct_store *s;
+    cct_error err;
+    assert_int_equal(cct_store_open(store, true, &s, &err), CCT_OK);
+    cct_store_run *runs;
+    size_t n_runs;
+    assert_int_equal(cct_store_list_runs(s, &runs, &n_runs, &err), CCT_OK);
+    assert_int_equal(n_runs, 1);
+    assert_int_equal(runs[0].n_points, 16);
+    free(runs);
+    cct_store_close(s);
+    free(file);
+    free(store);
+    rm_dir(dir);
+}
+
 static void samples_reach_the_store(void **state)
 {
     (void)state;
@@ -351,11 +383,9 @@ static void export_cli(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(import_into_store),
-        cmocka_unit_test(samples_reach_the_store),
-        cmocka_unit_test(bad_file_writes_nothing),
-        cmocka_unit_test(bad_flags_exit_2),
-        cmocka_unit_test(export_cli),
+        cmocka_unit_test(import_into_store),       cmocka_unit_test(options_after_files),
+        cmocka_unit_test(samples_reach_the_store), cmocka_unit_test(bad_file_writes_nothing),
+        cmocka_unit_test(bad_flags_exit_2),        cmocka_unit_test(export_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -168,6 +168,9 @@ static void test_full_table_every_field(void **state)
     assert_int_equal(ar2->rules[0].max_bytes, 1 << 20); /* "1MiB" */
     assert_int_equal(cct_section_lookup(ar2, (1 << 20) - 1)->proto, CCT_PROTO_LL);
     assert_int_equal(cct_section_lookup(ar2, 1 << 20)->channels, 4);
+    /* the last band is open-ended: the largest size there is falls in it too */
+    assert_ptr_equal(cct_section_lookup(ar2, UINT64_MAX), &ar2->rules[ar2->n_rules - 1]);
+    assert_ptr_equal(cct_section_lookup(ar2, UINT64_MAX - 1), &ar2->rules[ar2->n_rules - 1]);
     cct_table_destroy(&t);
     free(path);
 }

@@ -15,6 +15,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -143,6 +144,12 @@ cct_status cct_store_open(const char *path, bool read_only, cct_store **out, cct
     *out = NULL;
     if (!path || !*path)
         return cct_error_set(err, CCT_EINVAL, "store path is empty");
+    struct stat st_path;
+    if (stat(path, &st_path) == 0 && S_ISDIR(st_path.st_mode))
+        return cct_error_set(err, CCT_EINVAL,
+                             "store %s is a folder, not a store file: give a file name such as "
+                             "%s/measurements.db",
+                             path, path);
     cct_store *s = calloc(1, sizeof *s);
     if (!s || !(s->path = strdup(path))) {
         free(s);

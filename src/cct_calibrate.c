@@ -262,8 +262,8 @@ static void decide_ceiling(ceiling_vote *v)
 }
 
 /* Each fitted entry bandwidth b (model units, GB/s) votes for the ceiling that caps it. */
-static void ceiling_votes(const cct_nccl_topo *topo, const cct_constants *dflt, int coll,
-                          int algo, int proto, double b, cct_constants *fit, ceiling_vote *votes,
+static void ceiling_votes(const cct_nccl_topo *topo, const cct_constants *dflt, int coll, int algo,
+                          int proto, double b, cct_constants *fit, ceiling_vote *votes,
                           int *n_votes)
 {
     const cct_nccl_graph *g = &topo->graphs[algo];
@@ -274,7 +274,7 @@ static void ceiling_votes(const cct_nccl_topo *topo, const cct_constants *dflt, 
     double pattern = topo->max_tree_pattern == CCT_NCCL_PATTERN_TREE ? .85 : 1.0;
     int nsteps = coll == CCT_COLL_ALLREDUCE ? 2 * (topo->n_ranks - 1)
                  : coll == CCT_COLL_ALLGATHER || coll == CCT_COLL_REDUCESCATTER ? topo->n_ranks - 1
-                                                                              : topo->n_ranks;
+                                                                                : topo->n_ranks;
     double ring_ratio = (double)topo->n_ranks / nsteps;
     if (algo == CCT_ALGO_RING && proto == CCT_PROTO_LL)
         vote(votes, n_votes, &fit->ll_max_bw[llr][sci], dflt->ll_max_bw[llr][sci], b / ring_ratio,
@@ -300,8 +300,8 @@ static void ceiling_votes(const cct_nccl_topo *topo, const cct_constants *dflt, 
 
 /* Weighted least squares with non-negative latency constants: columns [0, n_lat) are latency
  * constants (clamped at 0 by fixing them and refitting), the rest inverse bandwidths. */
-static cct_status solve(gsl_matrix *X, gsl_vector *y, size_t n_lat, gsl_vector *beta,
-                        double *rms, cct_error *err)
+static cct_status solve(gsl_matrix *X, gsl_vector *y, size_t n_lat, gsl_vector *beta, double *rms,
+                        cct_error *err)
 {
     size_t rows = X->size1, cols = X->size2;
     bool *fixed = calloc(cols, sizeof *fixed);
@@ -459,7 +459,8 @@ static cct_status fit_constants(const obs_set *set, const cct_nccl_topo *topos, 
         fit->present = true;
         for (int k = 0; k < N_LAT_PARAMS; k++)
             if (lat_col[k] >= 0)
-                *lat_param(fit, k) = round(gsl_vector_get(beta, (size_t)lat_col[k]) * 1000.0) / 1000.0;
+                *lat_param(fit, k) =
+                    round(gsl_vector_get(beta, (size_t)lat_col[k]) * 1000.0) / 1000.0;
         out->fit_points = n_rows;
         out->fit_params = (size_t)n_lat;
         out->fit_rms_rel = rms;
@@ -474,6 +475,15 @@ static cct_status fit_constants(const obs_set *set, const cct_nccl_topo *topos, 
         }
         for (int i = 0; i < n_votes; i++)
             decide_ceiling(&votes[i]);
+        /* across nodes llMaxBw's row is the CPU vendor (Intel 0, AMD 1), which NCCL's log does
+         * not print: give both rows the fitted value (rows 0/1 beyond one node are CPU rows) */
+        for (int sc = 1; sc < CCT_CONST_SCALES; sc++) {
+            double *intel = &fit->ll_max_bw[0][sc], *amd = &fit->ll_max_bw[1][sc];
+            if (!isnan(*intel) && isnan(*amd))
+                *amd = *intel;
+            else if (isnan(*intel) && !isnan(*amd))
+                *intel = *amd;
+        }
     }
     gsl_matrix_free(X);
     gsl_vector_free(y);
@@ -562,8 +572,8 @@ static void reproduce_nccl(const cct_point *points, size_t n_points, const cct_n
         cct_nccl_model_compute(&topos[ti], &dflt, &cd);
         for (size_t j = 0; j < n_points; j++) {
             const cct_point *p = &points[j];
-            if (!usable(p) || p->cfg.algo >= 0 || p->nccl_algo < 0 ||
-                p->cfg.ranks != s->ranks || p->cfg.nodes != topos[ti].n_nodes)
+            if (!usable(p) || p->cfg.algo >= 0 || p->nccl_algo < 0 || p->cfg.ranks != s->ranks ||
+                p->cfg.nodes != topos[ti].n_nodes)
                 continue;
             int a, pr;
             if (!cct_nccl_model_choose(&cd, p->cfg.coll, p->bytes, opt->pipe_ops, &a, &pr))
@@ -614,10 +624,9 @@ cct_status cct_calibrate(const cct_point *points, size_t n_points, const cct_ncc
     return run(points, n_points, topos, n_topos, NULL, opt, out, err);
 }
 
-cct_status cct_calibrate_score(const cct_point *points, size_t n_points,
-                               const cct_nccl_topo *topos, size_t n_topos,
-                               const cct_constants *constants, const cct_calib_options *opt,
-                               cct_calib_result *out, cct_error *err)
+cct_status cct_calibrate_score(const cct_point *points, size_t n_points, const cct_nccl_topo *topos,
+                               size_t n_topos, const cct_constants *constants,
+                               const cct_calib_options *opt, cct_calib_result *out, cct_error *err)
 {
     return run(points, n_points, topos, n_topos, constants, opt, out, err);
 }

@@ -33,22 +33,22 @@ void cct_calib_options_default(cct_calib_options *opt);
 /* Agreement of NCCL's model with the measurements at one rank count. */
 typedef struct cct_calib_score {
     int ranks;
-    bool held_out;      /* not among the fitted rank counts */
-    size_t points;      /* (collective, size) grid points scored */
-    size_t unscored;    /* grid points skipped: a pick was never measured at that size */
+    bool held_out;   /* not among the fitted rank counts */
+    size_t points;   /* (collective, size) grid points scored */
+    size_t unscored; /* grid points skipped: a pick was never measured at that size */
     size_t agree_default, agree_calibrated; /* pick within tie of the measured best */
-    size_t nccl_known;  /* points where the store says what NCCL ran by default */
+    size_t nccl_known;      /* points where the store says what NCCL ran by default */
     size_t nccl_reproduced; /* ... and the model with default constants picks the same */
-    double kappa;       /* measured / modelled Ring/Simple time at large sizes; NAN if unknown */
+    double kappa; /* measured / modelled Ring/Simple time at large sizes; NAN if unknown */
 } cct_calib_score;
 
 typedef struct cct_calib_result {
     cct_constants constants; /* the fitted values; NAN where the data says nothing */
     size_t n_scores;
     cct_calib_score scores[CCT_CALIB_MAX_TOPOS]; /* ascending rank count */
-    size_t fit_points;       /* measured times the latency fit used */
-    size_t fit_params;       /* latency constants it moved */
-    double fit_rms_rel;      /* RMS relative residual of that fit */
+    size_t fit_points;                           /* measured times the latency fit used */
+    size_t fit_params;                           /* latency constants it moved */
+    double fit_rms_rel;                          /* RMS relative residual of that fit */
 } cct_calib_result;
 
 /* Fit constants on the rank counts opt->fit_ranks and score default vs fitted constants on
@@ -59,9 +59,8 @@ cct_status cct_calibrate(const cct_point *points, size_t n_points, const cct_ncc
                          cct_error *err);
 
 /* Score given constants (overlaid on NCCL's defaults) on the points, as cct_calibrate does. */
-cct_status cct_calibrate_score(const cct_point *points, size_t n_points,
-                               const cct_nccl_topo *topos, size_t n_topos,
-                               const cct_constants *constants, const cct_calib_options *opt,
-                               cct_calib_result *out, cct_error *err);
+cct_status cct_calibrate_score(const cct_point *points, size_t n_points, const cct_nccl_topo *topos,
+                               size_t n_topos, const cct_constants *constants,
+                               const cct_calib_options *opt, cct_calib_result *out, cct_error *err);
 
 #endif

@@ -138,13 +138,17 @@ static cct_status parse_graph(parser *ps, const char *line, const char *payload,
     int pattern, cross, nch, same;
     double bw_intra, bw_inter;
     char ti[8], te[8];
-    if (sscanf(payload, "Pattern %d, crossNic %d, nChannels %d, bw %lf/%lf, type %7[A-Z0-9]/%7[A-Z0-9], sameChannels %d",
+    if (sscanf(payload,
+               "Pattern %d, crossNic %d, nChannels %d, bw %lf/%lf, type %7[A-Z0-9]/%7[A-Z0-9], "
+               "sameChannels %d",
                &pattern, &cross, &nch, &bw_intra, &bw_inter, ti, te, &same) != 8)
-        return fail_at(ps, line, payload, "malformed GRAPH line (expected 'Pattern P, crossNic C, "
-                                          "nChannels N, bw X/Y, type A/B, sameChannels S')");
+        return fail_at(ps, line, payload,
+                       "malformed GRAPH line (expected 'Pattern P, crossNic C, "
+                       "nChannels N, bw X/Y, type A/B, sameChannels S')");
     int type_intra = path_type(ti, strlen(ti)), type_inter = path_type(te, strlen(te));
     if (type_intra < 0 || type_inter < 0 || nch < 0 || !(bw_intra >= 0) || !(bw_inter >= 0))
-        return fail_at(ps, line, payload, "GRAPH line has an unknown link type or a negative value");
+        return fail_at(ps, line, payload,
+                       "GRAPH line has an unknown link type or a negative value");
     rank_graphs *r = rank_of(ps, pid);
     if (!r)
         return fail_at(ps, line, payload, "more ranks than this reader handles");
@@ -201,7 +205,8 @@ static cct_status parse_line(parser *ps, const char *line)
         int nr, nn;
         if (sscanf(strstr(s, " nRanks "), " nRanks %d nNodes %d", &nr, &nn) != 2 || nr < 1 ||
             nn < 1 || nn > nr)
-            return fail_at(ps, line, s, "malformed communicator line (expected 'nRanks N nNodes M')");
+            return fail_at(ps, line, s,
+                           "malformed communicator line (expected 'nRanks N nNodes M')");
         ps->out->topo.n_ranks = nr;
         ps->out->topo.n_nodes = nn;
         ps->have_comm = true;
@@ -274,8 +279,8 @@ cct_status cct_nccl_log_parse(const char *text, const char *name, cct_nccl_log *
                            "NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING)",
                            name);
     else if (st == CCT_OK && !out->printed[CCT_COLL_ALLREDUCE][CCT_ALGO_RING][CCT_PROTO_SIMPLE])
-        st = cct_error_set(err, CCT_EPARSE, "%s: the TUNING table is incomplete (no Ring AllReduce)",
-                           name);
+        st = cct_error_set(err, CCT_EPARSE,
+                           "%s: the TUNING table is incomplete (no Ring AllReduce)", name);
     else if (st == CCT_OK && !(ps->have_graph[0] && ps->have_graph[1]))
         st = cct_error_set(err, CCT_EPARSE,
                            "%s: no ring and tree GRAPH lines ('Pattern ...'; add GRAPH to "

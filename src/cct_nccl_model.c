@@ -19,18 +19,39 @@ void cct_nccl_constants_default(cct_constants *c)
      * (Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT), columns as cct_proto
      * (LL, LL128, Simple). */
     static const double base[CCT_NUM_ALGOS][CCT_NUM_PROTOS] = {
-        {6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {8.0, 8.0, 8.0}};
-    static const double hw[CCT_CONST_HW_LINKS][CCT_NUM_ALGOS][CCT_NUM_PROTOS] = {
-        /* NVLink */
-        {{.6, 1.25, 4.0}, {.6, 1.9, 3.4}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}},
-        /* PCI */
-        {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}, {0, 0, 3.7}, {0, 0, 2.8}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0}},
-        /* NET */
-        {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}}};
+        {6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0},      {0, 0, 0},
+        {0, 0, 0},        {0, 0, 0},        {8.0, 8.0, 8.0}};
+    static const double hw[CCT_CONST_HW_LINKS][CCT_NUM_ALGOS][CCT_NUM_PROTOS] = {/* NVLink */
+                                                                                 {{.6, 1.25, 4.0},
+                                                                                  {.6, 1.9, 3.4},
+                                                                                  {0, 0, 3.7},
+                                                                                  {0, 0, 2.8},
+                                                                                  {0, 0, 25},
+                                                                                  {0, 0, 25},
+                                                                                  {0, 0, 4.0}},
+                                                                                 /* PCI */
+                                                                                 {{1.0, 1.9, 4.0},
+                                                                                  {1.0, 2.5, 5.7},
+                                                                                  {0, 0, 3.7},
+                                                                                  {0, 0, 2.8},
+                                                                                  {0, 0, 0},
+                                                                                  {0, 0, 0},
+                                                                                  {0, 0, 4.0}},
+                                                                                 /* NET */
+                                                                                 {{5.0, 8.5, 14},
+                                                                                  {2.7, 4.0, 14.0},
+                                                                                  {0, 0, 31},
+                                                                                  {0, 0, 30},
+                                                                                  {0, 0, 18},
+                                                                                  {0, 0, 20.9},
+                                                                                  {0, 0, 14}}};
     /* [compute-capability generation: Volta, Ampere, Hopper, Blackwell][scale: 1, 2, >2 nodes];
      * llMaxBws' rows 0 and 1 double as the Intel / AMD CPU rows across nodes. */
     static const double ll[CCT_CONST_COMPCAPS][CCT_CONST_SCALES] = {
-        {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}};
+        {39.0, 39.0, 20.4},
+        {87.7, 22.5, 19.0},
+        {141.0, 45.0, 35.0},
+        {2 * 141.0, 2 * 45.0, 2 * 35.0}};
     static const double ring_ll128[CCT_CONST_COMPCAPS][CCT_CONST_SCALES] = {
         {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {2 * 36.7, 34.6, 2 * 36.7}};
     static const double tree_ll128[CCT_CONST_COMPCAPS][CCT_CONST_SCALES] = {
@@ -162,7 +183,8 @@ static double latency(const cct_nccl_topo *topo, const cct_constants *k, int col
     double lat = k->base_latency_us[algo][proto];
     double intra = k->hw_latency_us[intra_hw][algo][proto];
     /* one rank per node: the latency is fully exposed, NCCL uses the tree's network value */
-    double inter = (float)k->hw_latency_us[CCT_NCCL_HW_NET][one_per_node ? CCT_ALGO_TREE : algo][proto];
+    double inter =
+        (float)k->hw_latency_us[CCT_NCCL_HW_NET][one_per_node ? CCT_ALGO_TREE : algo][proto];
     inter += g->latency_inter;
     if (proto == CCT_PROTO_SIMPLE)
         inter += g->latency_inter; /* the flush */
@@ -181,11 +203,14 @@ static double latency(const cct_nccl_topo *topo, const cct_constants *k, int col
         if (n_nodes > 1)
             net_overhead = (topo->cpu_amd ? 2.0 : 1.0) * (proto == CCT_PROTO_SIMPLE ? 3 : 1);
         intra = fmax((float)intra, net_overhead);
-        int inter_steps = n_nodes == 1 ? 0 : coll == CCT_COLL_ALLREDUCE ? 2 * (n_nodes - 1) : n_nodes - 1;
+        int inter_steps = n_nodes == 1                 ? 0
+                          : coll == CCT_COLL_ALLREDUCE ? 2 * (n_nodes - 1)
+                                                       : n_nodes - 1;
         return (float)(lat + (nsteps - inter_steps) * (float)intra + inter_steps * (float)inter);
     }
     if (algo == CCT_ALGO_TREE)
-        return (float)(lat + 2 * ((ppn - 1) * (float)intra + log2_floor((uint64_t)n_nodes) * (float)inter));
+        return (float)(lat + 2 * ((ppn - 1) * (float)intra +
+                                  log2_floor((uint64_t)n_nodes) * (float)inter));
     /* PAT */
     return (float)(lat + log2_floor((uint64_t)n_nodes) * ((float)inter / 3.5) + n_ranks * 2.8);
 }
@@ -216,8 +241,10 @@ void cct_nccl_model_compute(const cct_nccl_topo *topo, const cct_constants *k, c
 /* Trees do not follow the model at medium sizes; NCCL applies these factors to the tree's
  * allreduce bandwidth, by protocol, for sizes 64 B << i (tuning.cc, treeCorrectionFactor). */
 static const double tree_correction[CCT_NUM_PROTOS][23] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
 
 double cct_nccl_model_time(const cct_nccl_costs *costs, int coll, int algo, int proto,
@@ -239,8 +266,9 @@ double cct_nccl_model_time(const cct_nccl_costs *costs, int coll, int algo, int 
         lat *= costs->cc < 80 ? 1.9 : 1.4; /* the ring's plateau */
     if (pipe_ops < 1)
         pipe_ops = 1;
-    int lat_count = algo == CCT_ALGO_RING ? pipe_ops
-                                          : (pipe_ops + NCCL_WORK_BATCH_COLLS - 1) / NCCL_WORK_BATCH_COLLS;
+    int lat_count = algo == CCT_ALGO_RING
+                        ? pipe_ops
+                        : (pipe_ops + NCCL_WORK_BATCH_COLLS - 1) / NCCL_WORK_BATCH_COLLS;
     return lat * lat_count + (double)n_bytes / (1000.0 * bw);
 }
 

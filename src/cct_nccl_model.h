@@ -42,8 +42,8 @@ typedef struct cct_nccl_graph {
     bool present;
     int pattern;
     int n_channels;
-    double bw_intra, bw_inter; /* GB/s per channel */
-    double latency_inter;      /* us; 0 unless the network plugin reports one */
+    double bw_intra, bw_inter;  /* GB/s per channel */
+    double latency_inter;       /* us; 0 unless the network plugin reports one */
     int type_intra, type_inter; /* CCT_NCCL_PATH_* */
     bool same_channels;
 } cct_nccl_graph;
@@ -95,7 +95,7 @@ double cct_nccl_model_time(const cct_nccl_costs *costs, int coll, int algo, int 
 
 /* NCCL's pick: the fastest usable entry, first in (algorithm, protocol) order on ties.
  * Returns false when none is usable. */
-bool cct_nccl_model_choose(const cct_nccl_costs *costs, int coll, uint64_t n_bytes,
-                           int pipe_ops, int *algo, int *proto);
+bool cct_nccl_model_choose(const cct_nccl_costs *costs, int coll, uint64_t n_bytes, int pipe_ops,
+                           int *algo, int *proto);
 
 #endif

@@ -136,11 +136,11 @@ static void report(const cct_calib_result *r, double tie)
     for (size_t i = 0; i < r->n_scores; i++) {
         const cct_calib_score *s = &r->scores[i];
         double n = s->points ? (double)s->points : 1.0;
-        printf("%5d  %-6s  %6zu  %11zu (%5.1f %%)  %9zu (%5.1f %%)  %7zu/%-7zu  %6.3f%s\n", s->ranks,
-               s->held_out ? "no" : "yes", s->points, s->agree_default,
+        printf("%5d  %-6s  %6zu  %11zu (%5.1f %%)  %9zu (%5.1f %%)  %7zu/%-7zu  %6.3f%s\n",
+               s->ranks, s->held_out ? "no" : "yes", s->points, s->agree_default,
                100.0 * (double)s->agree_default / n, s->agree_calibrated,
-               100.0 * (double)s->agree_calibrated / n, s->nccl_reproduced, s->nccl_known,
-               s->kappa, s->unscored ? " (some picks unmeasured)" : "");
+               100.0 * (double)s->agree_calibrated / n, s->nccl_reproduced, s->nccl_known, s->kappa,
+               s->unscored ? " (some picks unmeasured)" : "");
     }
     printf("agreement: NCCL's pick within %.0f %% of the measured best over (collective, size) "
            "points; model=NCCL's pick: the model with default constants picks what NCCL ran\n",
@@ -162,12 +162,15 @@ static void report(const cct_calib_result *r, double tie)
 
 int cct_cmd_calibrate(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"nccl-log", required_argument, NULL, 'L'}, {"output", required_argument, NULL, 'o'},
-        {"table", required_argument, NULL, 'T'},    {"fit-ranks", required_argument, NULL, 'F'},
-        {"tie", required_argument, NULL, 't'},      {"cc", required_argument, NULL, 'c'},
-        {"note", required_argument, NULL, 'n'},     {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"nccl-log", required_argument, NULL, 'L'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"table", required_argument, NULL, 'T'},
+                                         {"fit-ranks", required_argument, NULL, 'F'},
+                                         {"tie", required_argument, NULL, 't'},
+                                         {"cc", required_argument, NULL, 'c'},
+                                         {"note", required_argument, NULL, 'n'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     const char *logs[CCT_CALIB_MAX_TOPOS];
     size_t n_logs = 0;
     const char *out_path = NULL, *in_table = NULL, *note = NULL;
@@ -194,9 +197,8 @@ int cct_cmd_calibrate(int argc, char **argv)
             break;
         case 'F':
             if (parse_ranks_list(optarg, &opt) != 0)
-                return cct_cli_usage_error("calibrate",
-                                           "--fit-ranks: '%s' is not a list of rank counts >= 2",
-                                           optarg);
+                return cct_cli_usage_error(
+                    "calibrate", "--fit-ranks: '%s' is not a list of rank counts >= 2", optarg);
             break;
         case 't':
             opt.tie = strtod(optarg, &end);

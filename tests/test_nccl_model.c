@@ -128,13 +128,17 @@ static void test_time_formula(void **s)
     cct_nccl_costs c;
     cct_nccl_model_compute(&t, &k, &c);
     /* Ring/Simple allreduce: 8.4 + 6 * 14 = 92.4 us, 1.2 * 4/6 = 0.8 GB/s */
-    assert_true(fabs(c.latency_us[CCT_COLL_ALLREDUCE][CCT_ALGO_RING][CCT_PROTO_SIMPLE] - 92.4) < 1e-4);
-    assert_true(fabs(c.bandwidth_gbps[CCT_COLL_ALLREDUCE][CCT_ALGO_RING][CCT_PROTO_SIMPLE] - 0.8) < 1e-6);
+    assert_true(fabs(c.latency_us[CCT_COLL_ALLREDUCE][CCT_ALGO_RING][CCT_PROTO_SIMPLE] - 92.4) <
+                1e-4);
+    assert_true(fabs(c.bandwidth_gbps[CCT_COLL_ALLREDUCE][CCT_ALGO_RING][CCT_PROTO_SIMPLE] - 0.8) <
+                1e-6);
     /* small: no plateau (64 B / (2 channels * 4 ranks) < 64) */
-    double t64 = cct_nccl_model_time(&c, CCT_COLL_ALLREDUCE, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 64, 1);
+    double t64 =
+        cct_nccl_model_time(&c, CCT_COLL_ALLREDUCE, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 64, 1);
     assert_true(fabs(t64 - (92.4 + 64 / 800.0)) < 1e-3);
     /* large: the plateau multiplies the latency by 1.4 */
-    double t1m = cct_nccl_model_time(&c, CCT_COLL_ALLREDUCE, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 1 << 20, 1);
+    double t1m =
+        cct_nccl_model_time(&c, CCT_COLL_ALLREDUCE, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 1 << 20, 1);
     assert_true(fabs(t1m - (92.4 * 1.4 + (1 << 20) / 800.0)) < 1e-2);
     /* four pipelined ops: four ring latencies, one tree latency */
     double r4 = cct_nccl_model_time(&c, CCT_COLL_ALLREDUCE, CCT_ALGO_RING, CCT_PROTO_LL, 64, 4);
@@ -147,13 +151,15 @@ static void test_time_formula(void **s)
     /* tree correction: at 64 KiB (log2(64K/64) = 10) Simple's bandwidth is scaled by .6 */
     double bw = c.bandwidth_gbps[CCT_COLL_ALLREDUCE][CCT_ALGO_TREE][CCT_PROTO_SIMPLE];
     double tl = c.latency_us[CCT_COLL_ALLREDUCE][CCT_ALGO_TREE][CCT_PROTO_SIMPLE];
-    double tt = cct_nccl_model_time(&c, CCT_COLL_ALLREDUCE, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 65536, 1);
+    double tt =
+        cct_nccl_model_time(&c, CCT_COLL_ALLREDUCE, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 65536, 1);
     assert_true(fabs(tt - (tl + 65536 / (1000.0 * bw * .6))) < 1e-3);
     /* LL128 is off over the network path (PHB inter type is allowed; NET is not) */
     t.graphs[CCT_ALGO_RING].type_inter = CCT_NCCL_PATH_NET;
     cct_nccl_model_compute(&t, &k, &c);
     assert_true(c.bandwidth_gbps[CCT_COLL_ALLREDUCE][CCT_ALGO_RING][CCT_PROTO_LL128] == 0.0);
-    assert_true(cct_nccl_model_time(&c, CCT_COLL_ALLREDUCE, CCT_ALGO_RING, CCT_PROTO_LL128, 64, 1) < 0);
+    assert_true(cct_nccl_model_time(&c, CCT_COLL_ALLREDUCE, CCT_ALGO_RING, CCT_PROTO_LL128, 64, 1) <
+                0);
     /* out of range is unusable, never a crash */
     assert_true(cct_nccl_model_time(&c, 99, 0, 0, 64, 1) < 0);
 }
@@ -231,9 +237,9 @@ static void test_bad_logs(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_replay_socket_2), cmocka_unit_test(test_replay_socket_3),
-        cmocka_unit_test(test_replay_socket_4), cmocka_unit_test(test_replay_socket_8),
-        cmocka_unit_test(test_replay_nvlink_2), cmocka_unit_test(test_time_formula),
+        cmocka_unit_test(test_replay_socket_2),    cmocka_unit_test(test_replay_socket_3),
+        cmocka_unit_test(test_replay_socket_4),    cmocka_unit_test(test_replay_socket_8),
+        cmocka_unit_test(test_replay_nvlink_2),    cmocka_unit_test(test_time_formula),
         cmocka_unit_test(test_choose_and_overlay), cmocka_unit_test(test_bad_logs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

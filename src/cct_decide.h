@@ -32,8 +32,8 @@ typedef struct cct_decide_options {
                               * fastest, or NCCL's own choice forced, wins instead; and a
                               * band leaves NCCL's choice only when it beats NCCL's default
                               * by more than this */
-    double evidence_z;       /* ... and by more than this many standard errors of the gain
-                              * (pooled over the band's measured sizes; 2.0); <= 0: guard only */
+    double evidence_z;       /* ... and by more than this many standard errors of its mean
+                              * gain over the band's measured sizes (2.0); <= 0: guard only */
     double min_band_factor;  /* an interior band must span max/min >= this (2.0); <= 1: off */
     int min_band_sizes;      /* every band must rest on this many measured sizes (2); <=1: off */
     bool ll128_allowed;      /* false: every LL128 configuration is excluded (default false) */
@@ -79,9 +79,8 @@ bool cct_decide_crossover(const cct_model *a, double factor_a, const cct_model *
 
 /* Whether a configuration beats NCCL's default with evidence, from its log gains
  * log(t_default / t_config) and their standard errors at k measured sizes: the mean gain must
- * exceed log(1 + guard) and z times its standard error, which is the larger of the pooled
- * per-point errors and the scatter of the gains between sizes (z <= 0: the guard only).  k = 0
- * is no evidence.  The mean and standard error go to *mean and *se when not NULL. */
+ * exceed log(1 + guard) and z times its standard error sqrt(sum se^2) / k (z <= 0: the guard
+ * only).  k = 0 is no evidence.  The mean and standard error go to *mean and *se when not NULL. */
 bool cct_decide_evidence(const double *log_gain, const double *se, size_t k, double guard, double z,
                          double *mean, double *se_out);
 

@@ -28,6 +28,8 @@ static const cct_command commands[] = {
     {"tune", "search, fit, table and plots in one command (the main job)", cct_cmd_tune},
     {"import", "read nccl-tests logs or tuner-script CSV into the store", cct_cmd_import},
     {"export", "write a table as NCCL's example tuner plugin CSV", cct_cmd_export},
+    {"calibrate", "fit NCCL's cost-model constants to measurements (nccl_constants)",
+     cct_cmd_calibrate},
 };
 
 static void print_help(FILE *out)

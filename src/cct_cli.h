@@ -45,5 +45,6 @@ int cct_cmd_bench(int argc, char **argv);
 int cct_cmd_tune(int argc, char **argv);
 int cct_cmd_import(int argc, char **argv);
 int cct_cmd_export(int argc, char **argv);
+int cct_cmd_calibrate(int argc, char **argv);
 
 #endif

@@ -70,6 +70,15 @@ cct_status cct_build_table(const cct_point *points, size_t n, const cct_decide_o
 cct_status cct_build_table_counted(const cct_point *points, size_t n, const cct_decide_options *opt,
                                    cct_table *table, size_t *skipped, cct_error *err);
 
+/* Sections keyed by call mode (cct_decide_modes.c): the points measured grouped or with
+ * registered buffers (plain points are ignored), filed under the numPipeOps/regBuff NCCL
+ * passed its tuner, each built like a plain section at NCCL's default buffers and appended
+ * only where it beats the table's plain section, timed in that mode, by more than opt->tie
+ * at some measured size.  Call after cct_build_table on the plain points; *emitted counts the
+ * sections added.  On error the table is as it was. */
+cct_status cct_build_mode_sections(const cct_point *points, size_t n, const cct_decide_options *opt,
+                                   cct_table *table, size_t *emitted, cct_error *err);
+
 /* Where model a (times factor_a) stops being slower or faster than model b (times
  * factor_b) between sizes lo < hi: the root of the difference of the predictions, found by
  * bisection on log size to the byte.  Returns false (and leaves *at) when the difference

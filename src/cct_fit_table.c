@@ -183,8 +183,20 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
         !table->fingerprint.nccl || !table->ll128_reason) {
         st = cct_error_set(err, CCT_ENOMEM, "out of memory");
     } else {
-        size_t skipped = 0;
-        st = cct_build_table_counted(points, n, &dopt, table, &skipped, err);
+        size_t skipped = 0, n_plain = 0, keyed = 0;
+        /* plain calls first (the sections every call falls back to), then the sections keyed
+         * by numPipeOps/regBuff where grouped or registered calls decide otherwise */
+        cct_point *plain = malloc(sizeof *plain * (n ? n : 1));
+        if (!plain)
+            st = cct_error_set(err, CCT_ENOMEM, "out of memory");
+        for (size_t i = 0; plain && i < n; i++)
+            if (cct_point_is_plain(&points[i]))
+                plain[n_plain++] = points[i];
+        if (st == CCT_OK)
+            st = cct_build_table_counted(plain, n_plain, &dopt, table, &skipped, err);
+        if (st == CCT_OK && n_plain < n)
+            st = cct_build_mode_sections(points, n, &dopt, table, &keyed, err);
+        free(plain);
         if (summary)
             summary->skipped = skipped;
     }

@@ -7,7 +7,9 @@
  * means "NCCL's own choice" (the baseline); the point then records, in nccl_algo and
  * nccl_proto, what NCCL actually chose when the tuner could see it.  Sizes are the bytes
  * NCCL passes its tuner (nccl-tests' "size" column): for allgather and reducescatter the
- * whole gathered/scattered buffer, not one rank's share.
+ * whole gathered/scattered buffer, not one rank's share.  A grouped configuration
+ * (pipe_ops k > 1) runs k such collectives in one group and records the time per
+ * collective (the group's time / k).
  *
  * Plain values: no pointers, no ownership.
  */
@@ -32,8 +34,22 @@ typedef struct cct_config {
     uint64_t ll128_buffsize; /* NCCL_LL128_BUFFSIZE; 0: default */
     unsigned align;          /* byte offset of send and receive buffers from 4 KiB alignment */
     int ranks, nodes;
-    int dtype; /* cct_dtype */
+    int dtype;     /* cct_dtype */
+    int pipe_ops;  /* collectives of this kind and size in one ncclGroupStart/End; 0 reads as 1 */
+    bool reg_buff; /* send/receive buffers registered with ncclCommRegister */
 } cct_config;
+
+/* The group size of a configuration (zero-initialised configurations are plain calls). */
+static inline int cct_config_pipe_ops(const cct_config *cfg)
+{
+    return cfg->pipe_ops > 1 ? cfg->pipe_ops : 1;
+}
+
+/* True when cfg and other measure the same call mode (group size and registration). */
+static inline bool cct_config_same_mode(const cct_config *a, const cct_config *b)
+{
+    return cct_config_pipe_ops(a) == cct_config_pipe_ops(b) && a->reg_buff == b->reg_buff;
+}
 
 typedef enum cct_dtype { CCT_DTYPE_FLOAT = 0, CCT_DTYPE_BF16 = 1, CCT_NUM_DTYPES = 2 } cct_dtype;
 
@@ -65,7 +81,21 @@ typedef struct cct_point {
     bool noisy;     /* CV stayed above the threshold after re-measuring */
     int nccl_algo;  /* what NCCL ran (known for forced points; for the baseline when the */
     int nccl_proto; /* tuner saw it); -1 when unknown (imported logs) */
+    /* What NCCL passed its tuner for this call mode (numPipeOps, regBuff, nBytes): the keys
+     * the plugin matches at run time.  -1 / 0 when unknown (imported logs, old stores).
+     * NCCL aggregates a group's same-kind collectives into one tuner call, so for pipe_ops
+     * > 1 tuner_bytes is the group's total and tuner_pipe_ops its tasks per channel. */
+    int tuner_pipe_ops;
+    int tuner_reg_buff;
+    uint64_t tuner_bytes;
 } cct_point;
+
+/* A plain call: one collective per call, unregistered buffers (every point before call
+ * modes existed).  Plots, accuracy and the plain sections use only these. */
+static inline bool cct_point_is_plain(const cct_point *p)
+{
+    return cct_config_pipe_ops(&p->cfg) == 1 && !p->cfg.reg_buff;
+}
 
 /* Bus bandwidth factor as nccl-tests defines it (algbw * factor = busbw). */
 double cct_busbw_factor(int coll, int ranks);

@@ -397,8 +397,12 @@ cct_status cct_plot_store(const char *store_path, const int64_t *run_ids, size_t
         o.subtitle = subtitle[0] ? subtitle : NULL;
     }
     cct_store_close(store);
+    size_t n_plain = 0; /* the plots show plain calls (see the top of this file) */
+    for (size_t i = 0; st == CCT_OK && i < n; i++)
+        if (cct_point_is_plain(&points[i]))
+            points[n_plain++] = points[i];
     if (st == CCT_OK)
-        st = cct_plot_points(points, n, table, out_dir, &o, summary, err);
+        st = cct_plot_points(points, n_plain, table, out_dir, &o, summary, err);
     free(points);
     return st;
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cct_constants.h"
 #include "cct_fingerprint.h"
 #include "cct_table_diff_internal.h"
 
@@ -211,6 +212,26 @@ static cct_status env(cct_diff *d, const cct_table *a, const cct_table *b)
     return st;
 }
 
+/* nccl_constants: every entry set in either table and not equal in both, in slot order. */
+static cct_status constants(cct_diff *d, const cct_table *a, const cct_table *b)
+{
+    cct_status st = CCT_OK;
+    for (size_t i = 0; st == CCT_OK && i < CCT_CONST_NUM_SLOTS; i++) {
+        cct_const_slot s = cct_const_slot_at(i);
+        double x = a->constants.present ? cct_const_get(&a->constants, s) : NAN;
+        double y = b->constants.present ? cct_const_get(&b->constants, s) : NAN;
+        char xs[64], ys[64], name[128], slot[64];
+        snprintf(xs, sizeof xs, "%.4f", x);
+        snprintf(ys, sizeof ys, "%.4f", y);
+        snprintf(name, sizeof name, "%s %s", cct_const_family_key(s.family),
+                 cct_const_slot_name(s, slot, sizeof slot));
+        /* compared as written: a change below the writer's precision is no change */
+        st = field(d, CCT_DIFF_CONSTANT, CCT_DIFF_DECISION, name, isnan(x) ? NULL : xs,
+                   isnan(y) ? NULL : ys);
+    }
+    return st;
+}
+
 static int key_cmp(const cct_section *x, const cct_section *y)
 {
     const int kx[5] = {x->coll, x->ranks, x->nodes, x->pipe_ops, x->reg_buff};
@@ -296,6 +317,8 @@ cct_status cct_table_diff(const cct_table *old_t, const cct_table *new_t,
         st = ll128(out, old_t, new_t);
     if (st == CCT_OK)
         st = env(out, old_t, new_t);
+    if (st == CCT_OK)
+        st = constants(out, old_t, new_t);
     if (st == CCT_OK)
         st = sections(out, old_t, new_t, opt->threshold);
     if (st != CCT_OK) {

@@ -5,7 +5,8 @@
  * Decisions are compared over the union of both tables' band boundaries, so a band that
  * was split or merged is compared size range by size range; adjacent ranges with the same
  * change are merged into one line.  Every change has a level: DECISION changes what the
- * plugin does (rules, sections, the LL128 verdict, recommended_env, the fingerprint fields
+ * plugin does (rules, sections, the LL128 verdict, recommended_env, NCCL model constants, the
+ * fingerprint fields
  * the plugin matches on); NOTE changes nothing at run time but deserves a look (predicted
  * times that moved beyond the threshold, other fingerprint fields); RECORD is bookkeeping
  * (provenance, refitted models) that `ccltune diff --all` shows.  docs/commands.md gives
@@ -41,7 +42,9 @@ typedef enum cct_diff_kind {
     CCT_DIFF_CHOICE,          /* algorithm or protocol changed over [min_bytes, max_bytes) */
     CCT_DIFF_TUNING,          /* same algorithm and protocol; channels or chunk changed */
     CCT_DIFF_PREDICTED,       /* same configuration; its predicted time moved */
-    CCT_DIFF_MODELS           /* fitted models or alignment penalties changed */
+    CCT_DIFF_MODELS,          /* fitted models or alignment penalties changed */
+    CCT_DIFF_CONSTANT         /* an nccl_constants entry set, unset or changed (field: its
+                                 family and name, "base_latency_us ring/ll") */
 } cct_diff_kind;
 
 /* What a rule selects; two rules decide the same when all four are equal. */
@@ -77,8 +80,8 @@ typedef struct cct_diff_change {
 typedef struct cct_diff {
     size_t n_changes;
     cct_diff_change *changes; /* in the tables' layout order: provenance, fingerprint, LL128,
-                                 recommended_env, then sections in the writer's order, and
-                                 by size within a section */
+                                 recommended_env, nccl_constants, then sections in the writer's
+                                 order, and by size within a section */
     size_t n_level[3];        /* changes per cct_diff_level */
 } cct_diff;
 

@@ -229,6 +229,11 @@ char *cct_diff_wording(const cct_diff_change *c)
     case CCT_DIFF_MODELS:
         models_line(c, line, sizeof line);
         break;
+    case CCT_DIFF_CONSTANT:
+        snprintf(line, sizeof line, "nccl_constants %s: %s → %s", c->field,
+                 c->old_value ? c->old_value : "(NCCL's)",
+                 c->new_value ? c->new_value : "(NCCL's)");
+        break;
     }
     return strdup(line);
 }

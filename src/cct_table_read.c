@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "cct_constants.h"
 #include "cct_safe_file.h"
 #include "cct_suggest.h"
 
@@ -1185,6 +1186,109 @@ static cct_status read_ll128(reader *r, const field *f, void *obj)
     return read_sub(r, "'ll128'", ll128_fields, N_OF(ll128_fields), obj);
 }
 
+/* ---- nccl_constants: NCCL model constants (cct_constants.h names every entry) ---- */
+
+/* One family's mapping, "entry name: number".  Names must be spelt exactly; latencies must
+ * be >= 0 and bandwidth ceilings > 0 (NCCL divides by them and a 0 disables an algorithm). */
+static cct_status read_constant_family(reader *r, cct_const_family fam, cct_constants *c)
+{
+    const char *fkey = cct_const_family_key(fam);
+    char what[64];
+    snprintf(what, sizeof what, "'%s'", fkey);
+    yaml_event_t *ev = NULL;
+    cct_status st = expect_node(r, YAML_MAPPING_START_EVENT, what, &ev);
+    if (st != CCT_OK)
+        return st;
+    consume(r);
+    size_t first = cct_const_family_first(fam), n = cct_const_family_size(fam);
+    bool seen[CCT_CONST_HW_LINKS * CCT_NUM_ALGOS * CCT_NUM_PROTOS] = {false};
+    yaml_mark_t seen_at[CCT_CONST_HW_LINKS * CCT_NUM_ALGOS * CCT_NUM_PROTOS];
+    for (;;) {
+        char key[MAX_KEY];
+        size_t len;
+        yaml_mark_t at;
+        bool done;
+        if ((st = next_key(r, key, &len, &at, &done)) != CCT_OK)
+            return st;
+        if (done)
+            return CCT_OK;
+        cct_const_slot slot;
+        if (len >= MAX_KEY || !cct_const_slot_from_name(fam, key, &slot)) {
+            char names[CCT_CONST_HW_LINKS * CCT_NUM_ALGOS * CCT_NUM_PROTOS][32];
+            const char *list[CCT_CONST_HW_LINKS * CCT_NUM_ALGOS * CCT_NUM_PROTOS];
+            for (size_t i = 0; i < n; i++)
+                list[i] = cct_const_slot_name(cct_const_slot_at(first + i), names[i], 32);
+            char shown[MAX_SHOW];
+            show(key, len, shown, sizeof shown);
+            const char *guess = len < MAX_KEY ? cct_suggest(key, list, n) : NULL;
+            const char *form = fam == CCT_CONST_BASE_LATENCY ? "algorithm/protocol, like 'ring/ll'"
+                               : fam == CCT_CONST_HW_LATENCY
+                                   ? "link/algorithm/protocol, like 'nvlink/ring/ll'"
+                                   : "generation/scale, like 'hopper/1node'";
+            if (guess)
+                return fail_at(r, at, CCT_EINVAL, "unknown %s entry '%s' (did you mean '%s'?)",
+                               fkey, shown, guess);
+            return fail_at(r, at, CCT_EINVAL, "unknown %s entry '%s' (expected %s)", fkey, shown,
+                           form);
+        }
+        size_t idx = cct_const_slot_index(slot) - first;
+        if (seen[idx])
+            return duplicate_key(r, at, key, seen_at[idx]);
+        seen[idx] = true;
+        seen_at[idx] = at;
+        if ((st = peek(r, &ev)) != CCT_OK)
+            return st;
+        yaml_mark_t vat = ev->start_mark;
+        const field f = {key, FT_FLOAT, false, 0, 0, 0, NULL};
+        double v = NAN;
+        if ((st = read_scalar_field(r, &f, &v)) != CCT_OK)
+            return st;
+        if (cct_const_family_is_bandwidth(fam) && !(v > 0.0))
+            return fail_at(r, vat, CCT_EINVAL, "%s '%s' must be > 0 (a bandwidth ceiling), got %g",
+                           fkey, key, v);
+        if (!cct_const_family_is_bandwidth(fam) && v < 0.0)
+            return fail_at(r, vat, CCT_EINVAL, "%s '%s' must be >= 0 (a latency), got %g", fkey,
+                           key, v);
+        *cct_const_value(c, slot) = v;
+    }
+}
+
+static cct_status read_constants(reader *r, const field *f, void *obj)
+{
+    (void)f;
+    cct_constants *c = &((cct_table *)obj)->constants;
+    yaml_event_t *ev = NULL;
+    cct_status st = expect_node(r, YAML_MAPPING_START_EVENT, "'nccl_constants'", &ev);
+    if (st != CCT_OK)
+        return st;
+    consume(r);
+    c->present = true;
+    const char *keys[CCT_CONST_NUM_FAMILIES];
+    for (int i = 0; i < CCT_CONST_NUM_FAMILIES; i++)
+        keys[i] = cct_const_family_key((cct_const_family)i);
+    bool seen[CCT_CONST_NUM_FAMILIES] = {false};
+    yaml_mark_t seen_at[CCT_CONST_NUM_FAMILIES];
+    for (;;) {
+        char key[MAX_KEY];
+        size_t len;
+        yaml_mark_t at;
+        bool done;
+        if ((st = next_key(r, key, &len, &at, &done)) != CCT_OK)
+            return st;
+        if (done)
+            return CCT_OK;
+        int fam = len < MAX_KEY ? cct_const_family_from_key(key) : -1;
+        if (fam < 0)
+            return unknown_key(r, at, key, len, keys, CCT_CONST_NUM_FAMILIES);
+        if (seen[fam])
+            return duplicate_key(r, at, key, seen_at[fam]);
+        seen[fam] = true;
+        seen_at[fam] = at;
+        if ((st = read_constant_family(r, (cct_const_family)fam, c)) != CCT_OK)
+            return st;
+    }
+}
+
 static const field root_fields[] = {
     {"ccltune_table", FT_CUSTOM, true, 0, 0, 0, read_format},
     {"provenance", FT_CUSTOM, true, 0, 0, 0, read_provenance},
@@ -1192,6 +1296,7 @@ static const field root_fields[] = {
     {"ll128", FT_CUSTOM, true, 0, 0, 0, read_ll128},
     {"recommended_env", FT_CUSTOM, false, 0, 0, 0, read_env},
     {"collectives", FT_CUSTOM, true, 0, 0, 0, read_collectives},
+    {"nccl_constants", FT_CUSTOM, false, 0, 0, 0, read_constants},
 };
 
 static cct_status check_duplicate_sections(reader *r)

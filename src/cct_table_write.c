@@ -24,12 +24,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cct_constants.h"
+
 /* Float formats: enough digits for the quantity's precision, few enough to be stable
  * (each format reads back to a double that prints the same text again). */
-#define FMT_US "%.3f"   /* predicted_us, alpha_us, alpha_ci, alpha2_us: nanosecond steps */
-#define FMT_FRAC "%.4f" /* margin, margin_default, penalty: 0.01 % steps */
-#define FMT_GBPS "%.4f" /* beta_gbps, beta_ci, beta2_gbps: 0.1 MB/s steps */
-#define FMT_R2 "%.5f"   /* r2 */
+#define FMT_US "%.3f"    /* predicted_us, alpha_us, alpha_ci, alpha2_us: nanosecond steps */
+#define FMT_FRAC "%.4f"  /* margin, margin_default, penalty: 0.01 % steps */
+#define FMT_GBPS "%.4f"  /* beta_gbps, beta_ci, beta2_gbps: 0.1 MB/s steps */
+#define FMT_R2 "%.5f"    /* r2 */
+#define FMT_CONST "%.4f" /* nccl_constants: 0.1 ns, 0.1 MB/s steps */
 
 typedef struct writer {
     FILE *f;
@@ -204,6 +207,9 @@ static cct_status check_writable(const cct_table *t, cct_error *err)
         st = need_string(t->env[i].value, t->env[i].key, err);
     if (st != CCT_OK)
         return st;
+    cct_error why;
+    if (cct_constants_check(&t->constants, &why) != CCT_OK)
+        return cct_error_set(err, CCT_EINVAL, "cannot write the table: %s", why.msg);
     char cc[16];
     if (cct_cc_parse(cct_cc_format(fp->cc, cc, sizeof cc)) != fp->cc)
         return cct_error_set(err, CCT_EINVAL,
@@ -428,6 +434,38 @@ static void emit_string_field(FILE *f, const char *indent, const char *key, cons
     fputc('\n', f);
 }
 
+/* nccl_constants: one flow mapping per family, entries in slot order, only the set ones;
+ * a block with no entries stays visible as {} (it means "constants: none fitted"). */
+static void emit_constants(FILE *f, const cct_constants *c)
+{
+    if (!c->present)
+        return;
+    if (cct_constants_count(c) == 0) {
+        fputs("nccl_constants: {}\n", f);
+        return;
+    }
+    fputs("nccl_constants:\n", f);
+    for (int fam = 0; fam < CCT_CONST_NUM_FAMILIES; fam++) {
+        size_t first = cct_const_family_first((cct_const_family)fam);
+        size_t n = cct_const_family_size((cct_const_family)fam), written = 0;
+        for (size_t i = 0; i < n; i++) {
+            cct_const_slot s = cct_const_slot_at(first + i);
+            double v = cct_const_get(c, s);
+            if (isnan(v))
+                continue;
+            char name[64];
+            if (written++ == 0)
+                fprintf(f, "  %s: {", cct_const_family_key((cct_const_family)fam));
+            else
+                fputs(", ", f);
+            fprintf(f, "%s: ", cct_const_slot_name(s, name, sizeof name));
+            put_float(f, FMT_CONST, v);
+        }
+        if (written)
+            fputs("}\n", f);
+    }
+}
+
 static cct_status emit(FILE *f, const cct_table *t)
 {
     const cct_provenance *p = &t->provenance;
@@ -456,6 +494,7 @@ static cct_status emit(FILE *f, const cct_table *t)
         for (size_t i = 0; i < t->n_env; i++) /* cct_table_set_env keeps them sorted */
             emit_string_field(f, "  ", t->env[i].key, t->env[i].value);
     }
+    emit_constants(f, &t->constants);
     if (t->n_sections == 0) {
         fputs("collectives: {}\n", f);
         return CCT_OK;

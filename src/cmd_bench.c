@@ -26,15 +26,23 @@ static void help(FILE *out)
         "(a) NCCL's defaults, (b) NCCL with the ccltune plugin applying TABLE, (c) the oracle,\n"
         "the fastest configuration forced through the plugin. All three run on the same\n"
         "communicators in the same mirrored cycles. Prints b/a and b/c per size (ratios of\n"
-        "speed: 1.10 = the table is 10 %% faster) and the geometric-mean gain over (a).\n\n"
+        "speed: 1.10 = the table is 10 %% faster) and the geometric-mean gain over (a).\n"
+        "A table with nccl_constants is also benched at rank counts it has no section for\n"
+        "(the oracle then tries Ring and Tree x LL, LL128, Simple); (a) then runs on a second\n"
+        "communicator initialised with NCCL's own constants.\n\n"
         "  --ranks N            rank processes [GPUs x ranks-per-gpu]\n"
         "  --ranks-per-gpu N    rank processes per GPU (MPS, joined over sockets) [1]\n"
         "  --colls LIST         collectives [every one the table covers]\n"
+        "  --rules on|off       off: ignore the table's rules, (b) is its nccl_constants\n"
+        "                       alone (CCLTUNE_RULES=0) [on]\n"
         "  --sizes LIST         message sizes [1K, 4K, ... x4 up to --max-bytes, plus 100000,\n"
         "                       3M, 5.5M, 12000000]\n"
         "  --max-bytes SIZE     largest default size [16M]\n"
         "  --cycles N           timed cycles per point [6]\n"
         "  --cycle-us US        target length of a cycle [2000]\n"
+        "  --pipe-ops K         time groups of K collectives per ncclGroupStart/End (each on\n"
+        "                       its own buffers; time per collective = group / K) [1]\n"
+        "  --regbuff yes|no     buffers registered with ncclCommRegister [no]\n"
         "  --store DB           where the measurements go [bench.db]\n"
         "  -o, --output FILE    markdown report [stdout]\n"
         "  --csv FILE           the same as CSV\n"
@@ -52,12 +60,15 @@ int cct_cmd_bench(int argc, char **argv)
                                           {"max-bytes", required_argument, NULL, 'm'},
                                           {"cycles", required_argument, NULL, 'y'},
                                           {"cycle-us", required_argument, NULL, 'u'},
+                                          {"pipe-ops", required_argument, NULL, 'K'},
+                                          {"regbuff", required_argument, NULL, 'R'},
                                           {"store", required_argument, NULL, 's'},
                                           {"output", required_argument, NULL, 'o'},
                                           {"csv", required_argument, NULL, 'v'},
                                           {"plugin", required_argument, NULL, 'p'},
                                           {"timeout", required_argument, NULL, 't'},
                                           {"no-mps-check", no_argument, NULL, 'M'},
+                                          {"rules", required_argument, NULL, 'L'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     cct_search_opts o;
@@ -127,6 +138,18 @@ int cct_cmd_bench(int argc, char **argv)
                 return cct_cli_usage_error("bench", "--cycle-us: '%s' is not 1..1e7", optarg);
             o.sched.cycle_us = (double)v;
             break;
+        case 'K':
+            if (strchr(optarg, ',') ||
+                cct_space_parse(&o.space, "--pipe-ops", optarg, &err) != CCT_OK)
+                return cct_cli_usage_error(
+                    "bench", "%s", strchr(optarg, ',') ? "--pipe-ops: one group size" : err.msg);
+            break;
+        case 'R':
+            if (strchr(optarg, ',') ||
+                cct_space_parse(&o.space, "--regbuff", optarg, &err) != CCT_OK)
+                return cct_cli_usage_error("bench", "%s",
+                                           strchr(optarg, ',') ? "--regbuff: yes or no" : err.msg);
+            break;
         case 's':
             o.store_path = optarg;
             break;
@@ -149,6 +172,11 @@ int cct_cmd_bench(int argc, char **argv)
         case 'M':
             o.check_mps = false;
             break;
+        case 'L':
+            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+                return cct_cli_usage_error("bench", "--rules: '%s' is not on or off", optarg);
+            o.bench_rules_off = strcmp(optarg, "off") == 0;
+            break;
         case 'h':
             help(stdout);
             return CCT_EXIT_OK;
@@ -168,7 +196,13 @@ int cct_cmd_bench(int argc, char **argv)
     cct_table t;
     if (cct_table_load_file(table_path, &t, &err) != CCT_OK)
         return cct_cli_fail("bench", "%s", err.msg);
+    bool has_constants = t.constants.present;
     cct_table_destroy(&t);
+    if (o.bench_rules_off && !has_constants)
+        return cct_cli_usage_error("bench",
+                                   "--rules off: %s has no nccl_constants, so there is nothing "
+                                   "left to bench",
+                                   argv[optind]);
     o.bench_table = table_path;
 #if CCT_HAVE_CUDA
     if (getenv("CCLTUNE_WORKER_RANK"))

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cct_cli.h"
+#include "cct_constants.h"
 #include "cct_table.h"
 
 static const char *const NAME = "explain";
@@ -90,6 +91,33 @@ static void print_header(const char *path, const cct_table *t)
         printf(", CUDA %s", f->cuda);
     printf("\nLL128:       %s%s%s\n", t->ll128_allowed ? "allowed" : "not allowed",
            t->ll128_reason ? ": " : "", t->ll128_reason ? t->ll128_reason : "");
+}
+
+/* The nccl_constants block: one line per family, the entries the table sets. */
+static void print_constants(const cct_constants *c)
+{
+    if (!c->present)
+        return;
+    size_t n = cct_constants_count(c);
+    printf("NCCL model:  %zu constant%s written into NCCL's cost model at communicator init "
+           "(tuner v5/v6, any rank count; the rest stay NCCL's)\n",
+           n, n == 1 ? "" : "s");
+    for (int f = 0; f < CCT_CONST_NUM_FAMILIES; f++) {
+        size_t first = cct_const_family_first((cct_const_family)f);
+        size_t k = cct_const_family_size((cct_const_family)f), shown = 0;
+        for (size_t i = 0; i < k; i++) {
+            cct_const_slot s = cct_const_slot_at(first + i);
+            double v = cct_const_get(c, s);
+            if (isnan(v))
+                continue;
+            char name[64];
+            if (shown++ == 0)
+                printf("  %s:", cct_const_family_key((cct_const_family)f));
+            printf(" %s %.4g", cct_const_slot_name(s, name, sizeof name), v);
+        }
+        if (shown)
+            printf("\n");
+    }
 }
 
 static void print_section(const cct_section *s)
@@ -196,7 +224,13 @@ static int explain(const char *path, const query *q)
     size_t n = 0;
     const cct_section **sel = select_sections(&t, q, &n);
     int status = CCT_EXIT_OK;
-    if (n == 0) {
+    if (n == 0 && t.constants.present) {
+        /* rules off here, but the constants still steer NCCL's own choice */
+        print_header(path, &t);
+        print_constants(&t.constants);
+        printf("\nno section for %s ranks=%ld: NCCL chooses, with the constants above\n",
+               q->coll >= 0 ? cct_coll_name(q->coll) : "any collective", q->ranks);
+    } else if (n == 0) {
         char nodes[32] = "";
         if (q->nodes >= 0)
             snprintf(nodes, sizeof nodes, " nodes=%ld", q->nodes);
@@ -206,6 +240,7 @@ static int explain(const char *path, const query *q)
         list_topologies(&t);
     } else {
         print_header(path, &t);
+        print_constants(&t.constants);
         for (size_t i = 0; i < n; i++)
             print_section(sel[i]);
     }

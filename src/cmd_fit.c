@@ -152,7 +152,8 @@ int cct_cmd_fit(int argc, char **argv)
                 size_t k = 0;
                 for (size_t j = 0; j < n; j++)
                     if (points[j].cfg.coll == sec->coll && points[j].cfg.ranks == sec->ranks &&
-                        points[j].cfg.nodes == sec->nodes)
+                        points[j].cfg.nodes == sec->nodes && cct_point_is_plain(&points[j]) &&
+                        sec->pipe_ops == CCT_ANY && sec->reg_buff == CCT_ANY)
                         mine[k++] = points[j];
                 cct_accuracy a;
                 char key[128];

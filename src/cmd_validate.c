@@ -3,16 +3,17 @@
  *
  * Each file goes through the same strict loader the plugin uses (cct_table_load_file), so
  * "validate says ok" means "the plugin will load it".  Good files print
- * "FILE: ok (N sections, M rules)" on stdout (nothing with --quiet); a bad file prints the
- * loader's message, which starts with FILE:LINE:COLUMN like a compiler's, on stderr.  Every
- * file is checked even after a failure, so one run reports every broken table.  Exit status:
- * 0 all valid, 1 any invalid or unreadable, 2 usage error.
+ * "FILE: ok (N sections, M rules[, K NCCL model constants])" on stdout (nothing with --quiet); a
+ * bad file prints the loader's message, which starts with FILE:LINE:COLUMN like a compiler's, on
+ * stderr.  Every file is checked even after a failure, so one run reports every broken table.  Exit
+ * status: 0 all valid, 1 any invalid or unreadable, 2 usage error.
  */
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 
 #include "cct_cli.h"
+#include "cct_constants.h"
 #include "cct_table.h"
 
 static const char *const NAME = "validate";
@@ -67,7 +68,10 @@ int cct_cmd_validate(int argc, char **argv)
         size_t rules = 0;
         for (size_t s = 0; s < t.n_sections; s++)
             rules += t.sections[s].n_rules;
-        if (!quiet)
+        if (!quiet && t.constants.present)
+            printf("%s: ok (%zu sections, %zu rules, %zu NCCL model constants)\n", argv[i],
+                   t.n_sections, rules, cct_constants_count(&t.constants));
+        else if (!quiet)
             printf("%s: ok (%zu sections, %zu rules)\n", argv[i], t.n_sections, rules);
         cct_table_destroy(&t);
     }

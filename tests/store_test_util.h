@@ -92,6 +92,13 @@ static inline cct_point store_test_point(unsigned i)
     p.noisy = i % 13 == 0;
     p.nccl_algo = p.cfg.algo == CCT_DEFAULT ? (i % 2 ? CCT_ALGO_RING : -1) : p.cfg.algo;
     p.nccl_proto = p.cfg.proto == CCT_DEFAULT ? (i % 2 ? CCT_PROTO_LL : -1) : p.cfg.proto;
+    p.cfg.pipe_ops = i % 7 == 3 ? 4 : 0; /* 0: a plain call, as the loader returns it */
+    p.cfg.reg_buff = i % 9 == 4;
+    if (i % 4 == 1) { /* what NCCL passed its tuner; unknown for the others */
+        p.tuner_pipe_ops = 1 + (int)(i % 3);
+        p.tuner_reg_buff = (int)(i % 2);
+        p.tuner_bytes = 2 * p.bytes;
+    }
     return p;
 }
 
@@ -149,6 +156,11 @@ static inline const char *store_test_point_diff(const cct_point *a, const cct_po
     CMP(noisy);
     CMP(nccl_algo);
     CMP(nccl_proto);
+    CMP(cfg.pipe_ops);
+    CMP(cfg.reg_buff);
+    CMP(tuner_pipe_ops);
+    CMP(tuner_reg_buff);
+    CMP(tuner_bytes);
 #undef CMP
 #undef CMPR
     return NULL;

@@ -248,9 +248,9 @@ static void stores(void)
     bad_case *c;
     char *p = tmp_path("newer.db");
     assert_true(copy_file(good, p, -1));
-    exec_sql(p, "PRAGMA user_version = 2");
-    c = add("stores", "store from a newer schema", "`PRAGMA user_version = 2`",
-            "written by a newer ccltune (schema 2");
+    exec_sql(p, "PRAGMA user_version = 3");
+    c = add("stores", "store from a newer schema", "`PRAGMA user_version = 3`",
+            "written by a newer ccltune (schema 3");
     SEARCH(c, p);
     p = tmp_path("table.yaml");
     assert_true(sf_write(p, 0644));
@@ -371,6 +371,10 @@ static void flags(void)
     flag("explain: ranks missing", "--ranks", "explain", table, "--coll", "allreduce", NULL);
     flag("explain: no such topology", "ranks", "explain", table, "--coll", "allreduce", "--ranks",
          "3", NULL);
+    flag("bench: bad --rules", "--rules: 'maybe' is not on or off", "bench", "--rules", "maybe",
+         table, NULL);
+    flag("bench: --rules off without constants", "has no nccl_constants", "bench", "--rules", "off",
+         table, NULL);
     flag("import: unknown format", "xml", "import", "--format", "xml", "--dry-run", table, NULL);
     flag("import: unknown collective", "nope", "import", "--coll", "nope", "--dry-run", table,
          NULL);

@@ -76,7 +76,7 @@ static void test_good_table(void **state)
     cct_error err;
     if (cct_table_load_file(path, &t, &err) != CCT_OK)
         fail_msg("%s", err.msg);
-    assert_true(t.n_sections > 0);
+    assert_true(t.n_sections > 0 || t.constants.present); /* constants-only: "rules off" */
     cct_table_destroy(&t);
 
     /* every proper prefix is refused or (rarely: a cut at a line end) accepted, never a crash */

@@ -3,9 +3,10 @@
  *
  * The plan must hold, per collective the table covers, NCCL's default, the tuned choice
  * and every modelled configuration at the table's buffer sizes, once each; a topology the
- * table lacks is refused with the topologies it has.  The report must join the three kinds
- * of points per size, compute the speed ratios and the geometric mean exactly, and count
- * the sizes below the 0.98 targets.
+ * table lacks is refused with the topologies it has -- unless the table carries NCCL model
+ * constants: then it is benched there with every algorithm/protocol NCCL allows.  The report must
+ * join the three kinds of points per size, compute the speed ratios and the geometric mean exactly,
+ * and count the sizes below the 0.98 targets.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -70,6 +71,104 @@ static void test_plan(void **state)
     cct_plan_destroy(&p);
     assert_int_equal(cct_bench_build_plan(&o, &t, 8, 8, &p, &err), CCT_ENOTFOUND);
     assert_non_null(strstr(err.msg, "allreduce ranks=4 nodes=4"));
+    cct_table_destroy(&t);
+}
+
+/* Count a plan's configurations of one collective that are (algo, proto, channels). */
+static int count_cfg(const cct_plan *p, int coll, int algo, int proto, int channels)
+{
+    int n = 0;
+    for (size_t i = 0; i < p->n_configs; i++)
+        n += p->configs[i].coll == coll && p->configs[i].algo == algo &&
+             p->configs[i].proto == proto && p->configs[i].channels == channels;
+    return n;
+}
+
+/* A table with nccl_constants is benchable where it has no section: default, tuned and every
+ * algorithm/protocol NCCL allows there; --rules off adds them where it has one. */
+static void test_plan_constants(void **state)
+{
+    (void)state;
+    cct_table t;
+    make_table(&t);
+    cct_search_opts o;
+    memset(&o, 0, sizeof o);
+    cct_space_defaults(&o.space);
+    o.n_bench_sizes = cct_bench_default_sizes(1u << 20, o.bench_sizes, 64);
+    cct_plan p, plain;
+    cct_error err;
+    assert_int_equal(cct_bench_build_plan(&o, &t, 4, 4, &plain, &err), CCT_OK);
+    t.constants.present = true;
+    t.constants.base_latency_us[CCT_ALGO_RING][CCT_PROTO_LL] = 4.5;
+    t.ll128_allowed = false;
+
+    /* 3 ranks, no section: every collective of the space, generic candidates */
+    assert_int_equal(cct_bench_build_plan(&o, &t, 3, 3, &p, &err), CCT_OK);
+    assert_int_equal(p.space.n_colls, o.space.n_colls);
+    assert_true(p.sessions[0].default_no_constants);
+    assert_false(p.sessions[0].no_rules);
+    size_t want = 0;
+    for (size_t ci = 0; ci < o.space.n_colls; ci++) {
+        int c = o.space.colls[ci];
+        bool ar = c == CCT_COLL_ALLREDUCE;
+        assert_int_equal(count_cfg(&p, c, CCT_DEFAULT, CCT_DEFAULT, 0), 1);
+        assert_int_equal(count_cfg(&p, c, CCT_TUNED, CCT_TUNED, 0), 1);
+        assert_int_equal(count_cfg(&p, c, CCT_ALGO_RING, CCT_PROTO_LL, 0), 1);
+        assert_int_equal(count_cfg(&p, c, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0), 1);
+        assert_int_equal(count_cfg(&p, c, CCT_ALGO_RING, CCT_PROTO_LL128, 0), 0); /* verdict */
+        assert_int_equal(count_cfg(&p, c, CCT_ALGO_TREE, CCT_PROTO_LL, 0), ar ? 1 : 0);
+        assert_int_equal(count_cfg(&p, c, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 0), ar ? 1 : 0);
+        want += ar ? 6 : 4;
+    }
+    assert_int_equal(p.n_configs, want);
+    for (size_t i = 0; i < p.n_configs; i++)
+        assert_true(p.configs[i].ranks == 3 && p.configs[i].nodes == 3);
+    cct_plan_destroy(&p);
+
+    /* LL128 allowed: it joins the candidates */
+    t.ll128_allowed = true;
+    assert_int_equal(cct_bench_build_plan(&o, &t, 3, 3, &p, &err), CCT_OK);
+    assert_int_equal(count_cfg(&p, CCT_COLL_ALLREDUCE, CCT_ALGO_TREE, CCT_PROTO_LL128, 0), 1);
+    assert_int_equal(count_cfg(&p, CCT_COLL_ALLGATHER, CCT_ALGO_TREE, CCT_PROTO_LL128, 0), 0);
+    cct_plan_destroy(&p);
+
+    /* where it has a section: the old plan for that collective (models only), the generic
+     * set for the collectives without one; NCCL's default now runs without the constants;
+     * a different tag, so an old run cannot be resumed by it */
+    assert_int_equal(cct_bench_build_plan(&o, &t, 4, 4, &p, &err), CCT_OK);
+    assert_int_equal(p.space.n_colls, o.space.n_colls);
+    size_t n_ar = 0;
+    for (size_t i = 0; i < p.n_configs; i++)
+        n_ar += p.configs[i].coll == CCT_COLL_ALLREDUCE;
+    assert_int_equal(n_ar, plain.n_configs);
+    for (size_t i = 0; i < plain.n_configs; i++)
+        assert_int_equal(count_cfg(&p, CCT_COLL_ALLREDUCE, plain.configs[i].algo,
+                                   plain.configs[i].proto, plain.configs[i].channels),
+                         1);
+    assert_int_equal(count_cfg(&p, CCT_COLL_ALLGATHER, CCT_ALGO_RING, CCT_PROTO_LL128, 0), 1);
+    assert_true(p.sessions[0].default_no_constants);
+    assert_false(plain.sessions[0].default_no_constants);
+    assert_string_not_equal(p.hash, plain.hash);
+    cct_plan_destroy(&p);
+
+    /* --rules off at the section's topology: its models plus the generic set, once each */
+    o.bench_rules_off = true;
+    assert_int_equal(cct_bench_build_plan(&o, &t, 4, 4, &p, &err), CCT_OK);
+    assert_true(p.sessions[0].no_rules);
+    assert_int_equal(count_cfg(&p, CCT_COLL_ALLREDUCE, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0), 1);
+    assert_int_equal(count_cfg(&p, CCT_COLL_ALLREDUCE, CCT_ALGO_RING, CCT_PROTO_LL, 1), 1);
+    assert_int_equal(count_cfg(&p, CCT_COLL_ALLREDUCE, CCT_ALGO_RING, CCT_PROTO_LL, 0), 1);
+    assert_int_equal(count_cfg(&p, CCT_COLL_ALLREDUCE, CCT_ALGO_TREE, CCT_PROTO_LL128, 0), 1);
+    cct_plan_destroy(&p);
+
+    /* an empty block: benchable, but nothing to keep away from NCCL's default */
+    cct_constants_clear(&t.constants);
+    t.constants.present = true;
+    o.bench_rules_off = false;
+    assert_int_equal(cct_bench_build_plan(&o, &t, 3, 3, &p, &err), CCT_OK);
+    assert_false(p.sessions[0].default_no_constants);
+    cct_plan_destroy(&p);
+    cct_plan_destroy(&plain);
     cct_table_destroy(&t);
 }
 
@@ -146,6 +245,8 @@ static void test_report(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_plan), cmocka_unit_test(test_report)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_plan),
+                                       cmocka_unit_test(test_plan_constants),
+                                       cmocka_unit_test(test_report)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

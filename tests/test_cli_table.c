@@ -174,6 +174,26 @@ static void test_explain_section(void **state)
     free(full);
 }
 
+/* A constants-only table: the block is shown, and a rank count without sections is no error
+ * (the constants apply at every rank count). */
+static void test_explain_constants(void **state)
+{
+    (void)state;
+    char *path = data_path("data/tables/constants-only.yaml");
+    run_result r = run("explain", path, "--coll", "allreduce", "--ranks", "3", NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "NCCL model:  10 constants written into NCCL's cost model");
+    assert_contains(r.out, "  base_latency_us: tree/ll 5.5 ring/ll 4.9 ring/simple 7\n");
+    assert_contains(r.out, "  per_ch_max_tree_bw_gbps: hopper/1node 38.7 hopper/3+nodes 36\n");
+    assert_contains(r.out, "no section for allreduce ranks=3: NCCL chooses, with the constants");
+    run_free(&r);
+    r = run("validate", path, NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, ": ok (0 sections, 0 rules, 10 NCCL model constants)\n");
+    run_free(&r);
+    free(path);
+}
+
 static void test_explain_errors(void **state)
 {
     (void)state;
@@ -225,7 +245,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate_good),  cmocka_unit_test(test_validate_bad),
         cmocka_unit_test(test_validate_usage), cmocka_unit_test(test_explain_section),
-        cmocka_unit_test(test_explain_errors),
+        cmocka_unit_test(test_explain_errors), cmocka_unit_test(test_explain_constants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -729,6 +729,15 @@ static void test_measurement_mode(void **state)
     assert_int_equal(o.channels, 4);
     assert_int_equal(o.forced_applied, 1);
     assert_int_equal(o.ignored_mask[A_PAT], 1 << P_LL);
+    assert_int_equal(o.pipe_ops, 1);
+    assert_int_equal(o.reg_buff, 0);
+    /* the keys a section matches are reported as NCCL passed them */
+    tu_costs_fill(c, NA, NP);
+    P.v5->getCollInfo(ctx, 4, 1 << 20, 3, (float **)c, NA, NP, 1, &nch);
+    P.last(&o);
+    assert_int_equal(o.pipe_ops, 3);
+    assert_int_equal(o.reg_buff, 1);
+    assert_int_equal(o.bytes, 1 << 20);
     /* forcing an ignored entry: nothing applied, reported */
     check_call(5, ctx, 4, 4096, 1, 0, NA, A_RING, P_SIMPLE, -1, -1, 0);
     P.last(&o);
@@ -740,6 +749,8 @@ static void test_measurement_mode(void **state)
     check_v2(2, ctx2, 4, 4096, 0, 0, 1, A_RING, P_SIMPLE, 4);
     P.last(&o);
     assert_int_equal(o.default_algo, -1);
+    assert_int_equal(o.pipe_ops, 1);
+    assert_int_equal(o.reg_buff, -1); /* v2 does not pass regBuff */
     assert_int_equal(o.forced_applied, 1);
     fini_ver(2, ctx2);
     /* back to the table */
@@ -749,7 +760,7 @@ static void test_measurement_mode(void **state)
     assert_int_equal(o.forced_applied, 0);
     assert_int_equal(o.chosen_algo, A_RING);
     assert_int_equal(o.chosen_proto, P_LL);
-    assert_int_equal(o.calls, 4);
+    assert_int_equal(o.calls, 5);
     P.reset();
     P.last(&o);
     assert_int_equal(o.calls, 0);
@@ -776,8 +787,8 @@ static void test_measurement_mode(void **state)
     fini_ver(5, ctx);
     const char *fin = finalize_line("0x5008");
     assert_non_null(fin);
-    assert_int_equal(tu_field(fin, "calls"), 5);
-    assert_int_equal(tu_field(fin, "overridden"), 3);
+    assert_int_equal(tu_field(fin, "calls"), 6);
+    assert_int_equal(tu_field(fin, "overridden"), 4);
     assert_int_equal(tu_field(fin, "bypassed"), 1);
     assert_int_equal(tu_field(fin, "ignored_entry"), 1);
     close_plugin();

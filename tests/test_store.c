@@ -567,7 +567,7 @@ static void test_newer_schema_refused(void **state)
         assert_non_null(strstr(err.msg, f->path));
         assert_non_null(strstr(err.msg, "newer ccltune"));
         assert_non_null(strstr(err.msg, "schema 99"));
-        assert_non_null(strstr(err.msg, "reads up to 1"));
+        assert_non_null(strstr(err.msg, "reads up to 2"));
         print_message("%s\n", err.msg);
     }
     unsigned char *after = store_test_slurp(f->path, &len1);
@@ -1044,6 +1044,125 @@ static void test_point_summary_busbw(void **state)
     cct_store_close(s);
 }
 
+/* A grouped or registered measurement is another point than the plain one with the same
+ * key: both are stored, found and loaded apart. */
+static void test_call_modes_are_keys(void **state)
+{
+    fixture *f = *state;
+    cct_store *s = open_ok(f->path, false);
+    int64_t run = new_run(s, "host-a", "plan-1");
+    cct_point plain = store_test_point(2);
+    cct_error err;
+    assert_int_equal(plain.cfg.pipe_ops, 0);
+    assert_false(plain.cfg.reg_buff);
+    cct_point grouped = plain, registered = plain;
+    grouped.cfg.pipe_ops = 4;
+    grouped.stats.median_us = 7.0;
+    registered.cfg.reg_buff = true;
+    registered.stats.median_us = 9.0;
+    bool found = true;
+    assert_int_equal(cct_store_add_point(s, run, &plain, NULL, 0, &err), CCT_OK);
+    assert_int_equal(
+        cct_store_has_point(s, run, &grouped.cfg, grouped.bytes, grouped.in_place, &found, &err),
+        CCT_OK);
+    assert_false(found);
+    assert_int_equal(cct_store_add_point(s, run, &grouped, NULL, 0, &err), CCT_OK);
+    assert_int_equal(cct_store_add_point(s, run, &registered, NULL, 0, &err), CCT_OK);
+    assert_int_equal(cct_store_add_point(s, run, &grouped, NULL, 0, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "grouped"));
+    cct_point *pts = NULL;
+    size_t n = 0;
+    assert_int_equal(cct_store_load_points(s, &run, 1, &pts, &n, &err), CCT_OK);
+    assert_int_equal(n, 3);
+    assert_null(store_test_point_diff(&pts[0], &plain));
+    assert_null(store_test_point_diff(&pts[1], &grouped));
+    assert_null(store_test_point_diff(&pts[2], &registered));
+    free(pts);
+    cct_point bad = plain;
+    bad.cfg.pipe_ops = -2;
+    assert_int_equal(cct_store_add_point(s, run, &bad, NULL, 0, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "pipe_ops"));
+    cct_store_close(s);
+}
+
+static bool copy_file(const char *from, const char *to)
+{
+    size_t len = 0;
+    unsigned char *data = store_test_slurp(from, &len);
+    FILE *out = data ? fopen(to, "wb") : NULL;
+    bool ok = out && fwrite(data, 1, len, out) == len;
+    if (out)
+        ok = fclose(out) == 0 && ok;
+    free(data);
+    return ok;
+}
+
+/* A committed version 1 store (real H200 measurements) is read as it is when opened
+ * read-only, and upgraded in place when opened for writing: every point comes back the same,
+ * as a plain call, with its samples, and new points with call modes can then be added. */
+static void test_version1_store_migrates(void **state)
+{
+    fixture *f = *state;
+    const char *src = getenv("CCT_TEST_SRCDIR");
+    if (!src)
+        skip();
+    char committed[512];
+    snprintf(committed, sizeof committed, "%s/data/h200/search-2ranks.db", src);
+    assert_true(copy_file(committed, f->path));
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(store_test_sql_int(db, "PRAGMA user_version"), 1);
+    long long samples_before = store_test_sql_int(db, "SELECT count(*) FROM samples");
+    sqlite3_close(db);
+    assert_true(samples_before > 0);
+
+    cct_error err;
+    cct_point *old = NULL, *now = NULL;
+    size_t n_old = 0, n_now = 0;
+    cct_store *s = open_ok(f->path, true);
+    assert_int_equal(cct_store_load_points(s, NULL, 0, &old, &n_old, &err), CCT_OK);
+    cct_store_close(s);
+    assert_true(n_old > 100);
+    for (size_t i = 0; i < n_old; i++) {
+        assert_int_equal(old[i].cfg.pipe_ops, 0);
+        assert_false(old[i].cfg.reg_buff);
+        assert_int_equal(old[i].tuner_pipe_ops, 0);
+    }
+
+    s = open_ok(f->path, false); /* upgrades */
+    assert_int_equal(cct_store_load_points(s, NULL, 0, &now, &n_now, &err), CCT_OK);
+    assert_int_equal(n_now, n_old);
+    for (size_t i = 0; i < n_old; i++) {
+        const char *diff = store_test_point_diff(&now[i], &old[i]);
+        if (diff)
+            fail_msg("point %zu changed in %s by the upgrade", i, diff);
+    }
+    double *smp = NULL;
+    size_t ns = 0;
+    assert_int_equal(
+        cct_store_load_samples(s, 1, &old[0].cfg, old[0].bytes, old[0].in_place, &smp, &ns, &err),
+        CCT_OK);
+    assert_true(ns > 0 || old[0].stats.n == 0);
+    free(smp);
+    cct_point grouped = old[0];
+    grouped.cfg.pipe_ops = 4;
+    int64_t run = new_run(s, "host-b", "plan-2");
+    assert_int_equal(cct_store_add_point(s, run, &grouped, NULL, 0, &err), CCT_OK);
+    cct_store_close(s);
+    free(old);
+    free(now);
+
+    assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(store_test_sql_int(db, "PRAGMA user_version"), CCT_STORE_SCHEMA_VERSION);
+    assert_int_equal(store_test_sql_int(db, "SELECT count(*) FROM samples"), samples_before);
+    assert_int_equal(store_test_sql_int(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+    assert_int_equal(store_test_sql_int(db, "SELECT count(*) FROM points WHERE pipe_ops <> 1 OR "
+                                            "reg_buff <> 0"),
+                     1);
+    assert_true(store_test_sql_int(db, "SELECT count(*) FROM point_summary") > 100);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1066,6 +1185,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_point_summary_busbw, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_call_modes_are_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_version1_store_migrates, setup, teardown),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }

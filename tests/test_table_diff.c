@@ -384,6 +384,35 @@ static void test_table_wide_fields(void **state)
     cct_diff_destroy(&d);
 }
 
+/* nccl_constants: entries set, unset and changed are decisions, compared as written. */
+static void test_constants(void **state)
+{
+    (void)state;
+    const char *a = HEAD "nccl_constants:\n"
+                         "  base_latency_us: {ring/ll: 4.9, tree/ll: 5.5}\n"
+                         "  per_ch_max_tree_bw_gbps: {hopper/1node: 38.7}\n"
+                         "collectives: {}\n";
+    const char *b = HEAD "nccl_constants:\n"
+                         "  base_latency_us: {ring/ll: 5.2, tree/ll: 5.50001}\n"
+                         "  hw_latency_us: {nvlink/ring/ll: 0.45}\n"
+                         "collectives: {}\n";
+    cct_diff d;
+    diff_text(a, b, -1, &d);
+    dump(&d);
+    assert_string_equal(
+        lines(&d, CCT_DIFF_DECISION),
+        "nccl_constants base_latency_us ring/ll: 4.9000 → 5.2000\n"
+        "nccl_constants hw_latency_us nvlink/ring/ll: (NCCL's) → 0.4500\n"
+        "nccl_constants per_ch_max_tree_bw_gbps hopper/1node: 38.7000 → (NCCL's)\n");
+    assert_false(cct_diff_decisions_equal(&d));
+    assert_int_equal(d.changes[0].kind, CCT_DIFF_CONSTANT);
+    cct_diff_destroy(&d);
+    /* an empty block and no block: the same behaviour */
+    diff_text(HEAD "nccl_constants: {}\ncollectives: {}\n", HEAD "collectives: {}\n", -1, &d);
+    assert_int_equal(d.n_changes, 0);
+    cct_diff_destroy(&d);
+}
+
 /* Provenance alone never makes the tables differ. */
 static void test_provenance_only(void **state)
 {
@@ -457,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_predicted_time_threshold),
         cmocka_unit_test(test_table_wide_fields),
         cmocka_unit_test(test_provenance_only),
+        cmocka_unit_test(test_constants),
         cmocka_unit_test(test_in_memory_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,7 +11,10 @@
  * timing the wrong thing.
  *
  * Every call also records what NCCL would have chosen by itself (the cheapest entry of
- * the cost table it passed in), so the runner can label its baseline measurements.
+ * the cost table it passed in), so the runner can label its baseline measurements, and the
+ * keys NCCL passed (nBytes, numPipeOps, regBuff), which are what a table's sections match
+ * at run time: NCCL aggregates a group's same-kind collectives into one call whose nBytes
+ * is their total, and regBuff is 1 only when both buffers are registered.
  *
  * Forcing never touches an ignored entry and never forces LL128 where the running NCCL's
  * rule for this GPU would not enable it (src/cct_ll128.c); both report forced_applied = 0.
@@ -29,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CCLTUNE_CONTROL_ABI 1
+#define CCLTUNE_CONTROL_ABI 2 /* 2: pipe_ops and reg_buff in the observation */
 /* ccltune_control_force(CCLTUNE_CONTROL_BYPASS, 0, 0): neither table nor forcing; every call
  * is left to NCCL (how `ccltune bench` times NCCL's defaults with the plugin loaded). */
 #define CCLTUNE_CONTROL_BYPASS (-2)
@@ -45,6 +48,8 @@ typedef struct ccltune_observation {
     int channels;        /* channel count the plugin wrote; 0 when untouched */
     int forced_applied;  /* 1 when a forced configuration was applied to the last call */
     int ignored_mask[7]; /* per algorithm: bit p set when NCCL passed protocol p as ignored */
+    int pipe_ops;        /* numPipeOps of the last call: the key a table section matches */
+    int reg_buff;        /* regBuff of the last call; -1 when the tuner ABI (v2, v3) lacks it */
 } ccltune_observation;
 
 /* Returns CCLTUNE_CONTROL_ABI; lets the runner check it loaded a compatible plugin. */
@@ -56,6 +61,14 @@ int ccltune_control_abi(void);
  * CCLTUNE_CONTROL_BYPASS leaves every call to NCCL even with a table; measurement mode stays
  * on.  Returns 0, or -1 on out-of-range values. */
 int ccltune_control_force(int algo, int proto, int channels);
+
+/* Whether communicators initialised from now on get the table's nccl_constants written into
+ * NCCL's model (tuner v5/v6): 1 (the default; CCLTUNE_CONSTANTS=0 still wins) or 0 (NCCL's
+ * own constants).  Read once per communicator, at its init, so a process can hold one
+ * communicator with the constants and one without (how `ccltune bench` times NCCL's real
+ * defaults against a table with constants).  Returns 0, or -1 when on is not 0 or 1.  It
+ * does not turn measurement mode on. */
+int ccltune_control_constants(int on);
 
 /* Copy the observation of the most recent getCollInfo call; reset clears the counters. */
 void ccltune_control_last(ccltune_observation *out);

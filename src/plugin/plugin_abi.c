@@ -61,8 +61,10 @@ static ncclResult_t init_v6(void **ctx, uint64_t comm_id, size_t nranks, size_t 
                             ncclTunerConstants_v6_t *constants)
 {
     (void)nvl;
-    (void)constants; /* in/out; left as NCCL computed them */
-    return init_common(6, ctx, comm_id, nranks, nnodes, log);
+    ncclResult_t res = init_common(6, ctx, comm_id, nranks, nnodes, log);
+    if (res == ncclSuccess && ctx && *ctx) /* in/out: NCCL tunes its model with them next */
+        cct_constants_at_init(*ctx, 6, (ncclTunerConstants_v5_t *)constants, log);
+    return res;
 }
 
 static ncclResult_t init_v5(void **ctx, uint64_t comm_id, size_t nranks, size_t nnodes,
@@ -70,8 +72,10 @@ static ncclResult_t init_v5(void **ctx, uint64_t comm_id, size_t nranks, size_t 
                             ncclTunerConstants_v5_t *constants)
 {
     (void)nvl;
-    (void)constants;
-    return init_common(5, ctx, comm_id, nranks, nnodes, log);
+    ncclResult_t res = init_common(5, ctx, comm_id, nranks, nnodes, log);
+    if (res == ncclSuccess && ctx && *ctx)
+        cct_constants_at_init(*ctx, 5, constants, log);
+    return res;
 }
 
 static ncclResult_t chunk_size_v6(void *ctx, ncclFunc_t coll, size_t bytes, int algo, int proto,
@@ -86,17 +90,26 @@ static ncclResult_t chunk_size_v6(void *ctx, ncclFunc_t coll, size_t bytes, int 
 
 static ncclResult_t init_v4(size_t nranks, size_t nnodes, ncclDebugLogger_t log, void **ctx)
 {
-    return init_common(4, ctx, 0, nranks, nnodes, log);
+    ncclResult_t res = init_common(4, ctx, 0, nranks, nnodes, log);
+    if (res == ncclSuccess && ctx && *ctx)
+        cct_constants_at_init(*ctx, 4, NULL, log); /* says once that they are ignored */
+    return res;
 }
 
 static ncclResult_t init_v3(size_t nranks, size_t nnodes, ncclDebugLogger_t log, void **ctx)
 {
-    return init_common(3, ctx, 0, nranks, nnodes, log);
+    ncclResult_t res = init_common(3, ctx, 0, nranks, nnodes, log);
+    if (res == ncclSuccess && ctx && *ctx)
+        cct_constants_at_init(*ctx, 3, NULL, log); /* says once that they are ignored */
+    return res;
 }
 
 static ncclResult_t init_v2(size_t nranks, size_t nnodes, ncclDebugLogger_t log, void **ctx)
 {
-    return init_common(2, ctx, 0, nranks, nnodes, log);
+    ncclResult_t res = init_common(2, ctx, 0, nranks, nnodes, log);
+    if (res == ncclSuccess && ctx && *ctx)
+        cct_constants_at_init(*ctx, 2, NULL, log); /* says once that they are ignored */
+    return res;
 }
 
 static ncclResult_t coll_costs_v3(void *ctx, ncclFunc_t coll, size_t bytes, int pipe_ops,
@@ -120,6 +133,8 @@ static ncclResult_t init_v1(size_t nranks, size_t nnodes, ncclDebugLogger_t log)
     if (v1_refs == 0) {
         void *created = NULL;
         res = init_common(1, &created, 0, nranks, nnodes, log);
+        if (res == ncclSuccess && created)
+            cct_constants_at_init(created, 1, NULL, log);
         if (res == ncclSuccess) {
             atomic_store(&v1_ctx, created);
             v1_refs = 1;

@@ -35,6 +35,7 @@ struct cct_pctx {
     bool ll128_ok[CCT_NUM_COLLS][CCT_NUM_ALGOS];      /* runtime rule and table verdict */
     bool ll128_runtime[CCT_NUM_COLLS][CCT_NUM_ALGOS]; /* runtime rule alone */
     const cct_env_mask *env;                          /* v1/v2 on NCCL < 2.22 only */
+    const cct_constants *constants; /* the table's nccl_constants when they apply here */
     atomic_uint_fast64_t count[CCT_NUM_OUTCOMES];
 };
 
@@ -233,6 +234,16 @@ bool cct_ctx_ll128_ok(const cct_pctx *ctx, int coll, int algo, bool with_table)
     return with_table ? ctx->ll128_ok[coll][algo] : ctx->ll128_runtime[coll][algo];
 }
 
+const cct_constants *cct_ctx_constants(const cct_pctx *ctx)
+{
+    return ctx ? ctx->constants : NULL;
+}
+
+const char *cct_ctx_label(const cct_pctx *ctx)
+{
+    return ctx->label;
+}
+
 void cct_ctx_set_ambiguous(cct_pctx *ctx)
 {
     atomic_store(&ctx->mode, CCT_OUT_MISMATCH);
@@ -326,18 +337,29 @@ static bool resolve_table(cct_pctx *ctx, const cct_pstate *ps, const cct_gpu_fac
     char ver[32];
     cct_nccl_version_format(ps->nccl_version, ver, sizeof ver);
     const char *sep = g->why[0] ? "; " : "";
+    /* NCCL model constants describe the GPU and NCCL, not a communicator shape: they apply
+     * wherever everything but the topology matches (rank counts the search never ran) */
+    bool constants = ps->table.constants.present && (cct_fp_usable(v) || v == CCT_FP_TOPOLOGY);
+    if (constants)
+        ctx->constants = &ps->table.constants;
     if (!cct_fp_usable(v)) {
         atomic_store(&ctx->mode, v == CCT_FP_TOPOLOGY ? CCT_OUT_NO_SECTION : CCT_OUT_MISMATCH);
         snprintf(verdict_text, len, "%s: %s%s%s", cct_fp_verdict_name(v), msg, sep, g->why);
         bool fatal = ps->strict && v != CCT_FP_TOPOLOGY;
+        if (constants && !fatal)
+            return true; /* no rules here, but the table is used: the INFO lines say so */
         if (cct_warn_first(CCT_WARN_FINGERPRINT + (int)v) || fatal)
             CCT_WARN(ctx->log, "table %s does not apply (%s): %s%s%s; NCCL's defaults are used%s",
                      ps->path, cct_fp_verdict_name(v), msg, sep, g->why,
                      fatal ? "; CCLTUNE_STRICT=1: failing communicator init" : "");
         return !fatal;
     }
-    snprintf(verdict_text, len, "%s (%s, cc %d.%d, NCCL %s)", msg, g->known ? g->name : "?",
-             g->cc / 10, g->cc % 10, ver);
+    snprintf(verdict_text, len, "%s (%s, cc %d.%d, NCCL %s)%s", msg, g->known ? g->name : "?",
+             g->cc / 10, g->cc % 10, ver, ps->rules_off ? "; rules off (CCLTUNE_RULES=0)" : "");
+    if (ps->rules_off) {
+        atomic_store(&ctx->mode, CCT_OUT_NO_SECTION); /* every call left to NCCL */
+        return true;
+    }
     if (!build_candidates(ctx, ps, n_sec, n_rules)) {
         atomic_store(&ctx->mode, CCT_OUT_TABLE_ERROR);
         if (cct_warn_first(CCT_WARN_NO_MEMORY))

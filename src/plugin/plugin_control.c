@@ -29,7 +29,8 @@ static pthread_mutex_t control_mu = PTHREAD_MUTEX_INITIALIZER;
 static bool forcing;    /* guarded by control_mu; mirrored in forcing_flag */
 static cct_force force; /* guarded by control_mu */
 static atomic_bool forcing_flag;
-static atomic_bool bypass_flag; /* leave every call to NCCL (the bench's "NCCL default") */
+static atomic_bool bypass_flag;          /* leave every call to NCCL (the bench's "NCCL default") */
+static atomic_bool constants_suppressed; /* ccltune_control_constants(0) */
 static ccltune_observation last = {
     .coll = -1, .default_algo = -1, .default_proto = -1, .chosen_algo = -1, .chosen_proto = -1};
 
@@ -62,6 +63,11 @@ bool cct_control_forcing(void)
     return atomic_load_explicit(&forcing_flag, memory_order_relaxed);
 }
 
+bool cct_control_constants_on(void)
+{
+    return !atomic_load(&constants_suppressed);
+}
+
 bool cct_control_bypassing(void)
 {
     return atomic_load_explicit(&bypass_flag, memory_order_relaxed);
@@ -84,6 +90,8 @@ cct_outcome cct_control_coll_costs(cct_pctx *ctx, int coll, size_t bytes, int pi
     last.calls++;
     last.coll = coll;
     last.bytes = bytes;
+    last.pipe_ops = pipe_ops;
+    last.reg_buff = reg_buff;
     cct_select_default(costs, num_algo, num_proto, &last.default_algo, &last.default_proto);
     cct_select_ignored_mask(costs, num_algo, num_proto, last.ignored_mask, 7);
     if (atomic_load_explicit(&bypass_flag, memory_order_relaxed)) {
@@ -122,6 +130,8 @@ cct_outcome cct_control_coll_v2(cct_pctx *ctx, int coll, size_t bytes, int colln
     last.calls++;
     last.coll = coll;
     last.bytes = bytes;
+    last.pipe_ops = pipe_ops;
+    last.reg_buff = -1;                          /* v2 does not say */
     last.default_algo = last.default_proto = -1; /* no cost table: NCCL's choice is unseen */
     memset(last.ignored_mask, 0, sizeof last.ignored_mask);
     if (atomic_load_explicit(&bypass_flag, memory_order_relaxed)) {
@@ -182,6 +192,14 @@ CCT_EXPORT int ccltune_control_force(int algo, int proto, int channels)
     atomic_store(&forcing_flag, forcing);
     pthread_mutex_unlock(&control_mu);
     atomic_store(&cct_measure_on, 1);
+    return 0;
+}
+
+CCT_EXPORT int ccltune_control_constants(int on)
+{
+    if (on != 0 && on != 1)
+        return -1;
+    atomic_store(&constants_suppressed, on == 0);
     return 0;
 }
 

@@ -97,6 +97,15 @@ cct_status cct_force_parse(const char *text, cct_force *out, cct_error *err)
     return CCT_OK;
 }
 
+bool cct_env_off(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v)
+        return false;
+    return strcmp(v, "0") == 0 || strcasecmp(v, "false") == 0 || strcasecmp(v, "no") == 0 ||
+           strcasecmp(v, "off") == 0;
+}
+
 bool cct_env_flag(const char *name)
 {
     const char *v = getenv(name);

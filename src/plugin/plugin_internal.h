@@ -66,7 +66,9 @@ typedef enum cct_warn_topic {
     CCT_WARN_FORCE = 1 + CCT_FP_NUM_VERDICTS,
     CCT_WARN_V1_SHAPES,
     CCT_WARN_NO_MEMORY,
-    CCT_WARN_UNSAFE_OK, /* a table loaded although a safe-loading rule failed (waived) */
+    CCT_WARN_UNSAFE_OK,         /* a table loaded although a safe-loading rule failed (waived) */
+    CCT_WARN_CONSTANTS_OLD_ABI, /* (an INFO) constants in the table, tuner ABI < v5 */
+    CCT_WARN_CONSTANTS_BAD,     /* the table's constants failed validation */
     CCT_NUM_WARN_TOPICS
 } cct_warn_topic;
 bool cct_warn_first(int topic);
@@ -96,6 +98,8 @@ cct_status cct_force_parse(const char *text, cct_force *out, cct_error *err);
 
 /* A boolean environment variable: "1", "true", "yes", "on" (case-insensitive). */
 bool cct_env_flag(const char *name);
+/* A switch that is on by default: true only for "0", "false", "no", "off". */
+bool cct_env_off(const char *name);
 
 /* ---- plugin_device.c ---- */
 
@@ -169,6 +173,8 @@ typedef struct cct_pstate {
     cct_error err;         /* why status == CCT_TABLE_FAILED (or CCLTUNE_FORCE was rejected) */
     cct_error waived;      /* a safe-loading rule CCLTUNE_TABLE_UNSAFE_OK=1 waived; "" if none */
     bool strict;           /* CCLTUNE_STRICT */
+    bool rules_off;        /* CCLTUNE_RULES=0: sections ignored (constants only) */
+    bool constants_off;    /* CCLTUNE_CONSTANTS=0: nccl_constants not written */
     bool trace;            /* NCCL_DEBUG=TRACE: format TRACE lines */
     int nccl_version;
     bool hostid_set;
@@ -277,8 +283,30 @@ typedef struct cct_decision {
     int algo, proto, channels; /* -1/-1/0 when left to NCCL */
 } cct_decision;
 
+/* The table's NCCL model constants when they apply to this communicator (table loaded, the
+ * fingerprint matches apart from the topology, the block present), else NULL. */
+const cct_constants *cct_ctx_constants(const cct_pctx *ctx);
+const char *cct_ctx_label(const cct_pctx *ctx);
+
+/* ---- plugin_constants.c: the table's constants into NCCL's model (v5/v6 init) ---- */
+
+/* Validate table (finite, latencies >= 0, bandwidths > 0; err says which entry) and write
+ * every set entry into nccl.  Returns how many were written (0 when none is set), or -1
+ * when validation failed and nccl was left untouched.  summary gets "name old->new, ..."
+ * (cut to fit). */
+int cct_constants_apply(const cct_constants *table, ncclTunerConstants_v5_t *nccl, char *summary,
+                        size_t len, cct_error *err);
+/* At a v5/v6 init: write the context's constants into NCCL's unless CCLTUNE_CONSTANTS=0 or
+ * ccltune_control_constants(0) says not to; one INFO line says what happened (a WARN when
+ * the constants are invalid).  For abi < 5 (no constants in the ABI): one INFO per process
+ * that the table's constants are ignored.  nccl may be NULL (nothing to write). */
+void cct_constants_at_init(const cct_pctx *ctx, int abi, ncclTunerConstants_v5_t *nccl,
+                           ncclDebugLogger_t log);
+
 /* ---- plugin_control.c ---- */
-extern atomic_int cct_measure_on; /* measurement mode: calls go through cct_control_* */
+extern atomic_int cct_measure_on;
+/* ccltune_control_constants(): false while the process asked for NCCL's own constants. */
+bool cct_control_constants_on(void); /* measurement mode: calls go through cct_control_* */
 /* Called once at state load: CCLTUNE_MEASURE / CCLTUNE_FORCE. */
 void cct_control_from_env(const cct_pstate *ps);
 /* Measured variants of the per-call entry points (take the control mutex). */

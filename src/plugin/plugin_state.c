@@ -121,6 +121,8 @@ static void load_once(void)
     cct_pstate *ps = &state;
     cct_table_init(&ps->table);
     ps->strict = cct_env_flag("CCLTUNE_STRICT");
+    ps->rules_off = cct_env_off("CCLTUNE_RULES");
+    ps->constants_off = cct_env_off("CCLTUNE_CONSTANTS");
     const char *dbg = getenv("NCCL_DEBUG");
     ps->trace = dbg && strcasecmp(dbg, "TRACE") == 0;
     ps->nccl_version = cct_device_nccl_version();

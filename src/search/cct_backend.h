@@ -27,17 +27,25 @@ typedef struct cct_observed {
     bool applied;   /* the forced configuration ran (false: NCCL marked it ignored) */
     int nccl_algo;  /* what ran: the forced one, or NCCL's own choice for the baseline */
     int nccl_proto; /* -1 when unknown */
+    /* What NCCL passed its tuner for the call (numPipeOps, regBuff, nBytes); tuner_pipe_ops
+     * 0 when the tuner did not see it.  A group of k same-kind collectives reaches the tuner
+     * as one aggregated call. */
+    int tuner_pipe_ops;
+    int tuner_reg_buff;
+    uint64_t tuner_bytes;
 } cct_observed;
 
 typedef struct cct_backend_ops {
     /* Make cfg's algorithm/protocol/channels apply to the following collectives. */
     cct_status (*select)(void *ctx, const cct_config *cfg, cct_error *err);
-    /* Fill inputs, run one collective of `bytes`, verify; *wrong counts this rank's wrong
-     * elements. */
+    /* Fill inputs, run one collective of `bytes` (k of them in one group when cfg->pipe_ops
+     * is k > 1, each on its own buffers), verify; *wrong counts this rank's wrong elements
+     * over all of them. */
     cct_status (*verify)(void *ctx, const cct_config *cfg, uint64_t bytes, bool in_place,
                          uint64_t *wrong, cct_observed *obs, cct_error *err);
     /* Run `iters` collectives back to back (after an L2 flush); elapsed time of the whole
-     * cycle on this rank, in microseconds. */
+     * cycle on this rank, in microseconds.  A grouped configuration runs `iters` groups and
+     * reports the cycle's time / k, so every backend's answer is per collective. */
     cct_status (*time)(void *ctx, const cct_config *cfg, uint64_t bytes, bool in_place, int iters,
                        double *elapsed_us, cct_error *err);
     /* Element-wise maximum / sum across ranks, in place. */

@@ -14,10 +14,12 @@
  * calls.
  *
  * Buffer layout: one send and one receive allocation of max_bytes plus 4 KiB, so any
- * alignment offset up to 4 KiB fits; in-place variants use NCCL's in-place conventions
- * (allgather: send = recv + rank * count; reducescatter: recv = send + rank * count).
- * Receive buffers are poisoned (0xff bytes: NaN) before every verified call so that an
- * element NCCL failed to write can never pass as correct.
+ * alignment offset up to 4 KiB fits, times the session's largest group (op i of a group
+ * uses slot i, so every op has its own buffers); a second such pair, registered with
+ * ncclCommRegister on first use, serves the registered-buffer configurations; in-place variants use
+ * NCCL's in-place conventions (allgather: send = recv + rank * count; reducescatter: recv = send +
+ * rank * count). Receive buffers are poisoned (0xff bytes: NaN) before every verified call so that
+ * an element NCCL failed to write can never pass as correct.
  */
 #include "cct_backend_nccl.h"
 
@@ -53,6 +55,15 @@ typedef struct nccl_ctx {
     void (*last)(ccltune_observation *);
     cct_config current;
     bool current_valid;
+    /* call modes (grouped ops, registered buffers): see the "call modes" section */
+    size_t slot_bytes;                  /* one op's share of each buffer allocation */
+    unsigned char *reg_send, *reg_recv; /* NULL unless the session registers buffers */
+    void *reg_send_handle, *reg_recv_handle;
+    ncclComm_t reg_comm; /* the communicator the buffers were registered with */
+    bool reg_tried, reg_ok;
+    /* default_without_constants: 'default' runs on comm_nc, initialised with NCCL's own model
+     * constants; everything else on comm_main; c->comm is the one selected */
+    ncclComm_t comm_main, comm_nc;
 } nccl_ctx;
 
 static unsigned guard_seconds;
@@ -153,13 +164,14 @@ typedef struct layout {
     size_t esize;
 } layout;
 
-static layout make_layout(nccl_ctx *c, const cct_config *cfg, uint64_t bytes, bool in_place)
+static layout layout_on(nccl_ctx *c, const cct_config *cfg, uint64_t bytes, bool in_place,
+                        unsigned char *sendbase, unsigned char *recvbase)
 {
     layout l;
     l.esize = cct_dtype_size(cfg->dtype);
     l.count = cct_plan_nccl_count(cfg, bytes);
-    unsigned char *send = c->sendbase + cfg->align;
-    unsigned char *recv = c->recvbase + cfg->align;
+    unsigned char *send = sendbase + cfg->align;
+    unsigned char *recv = recvbase + cfg->align;
     size_t block = l.count * l.esize;
     if (in_place) {
         switch (cfg->coll) {
@@ -178,6 +190,11 @@ static layout make_layout(nccl_ctx *c, const cct_config *cfg, uint64_t bytes, bo
     l.send = send;
     l.recv = recv;
     return l;
+}
+
+static layout make_layout(nccl_ctx *c, const cct_config *cfg, uint64_t bytes, bool in_place)
+{
+    return layout_on(c, cfg, bytes, in_place, c->sendbase, c->recvbase);
 }
 
 static ncclResult_t launch(nccl_ctx *c, int coll, int dtype, const layout *l, int op_sum)
@@ -202,6 +219,8 @@ static cct_status apply_selection(nccl_ctx *c, const cct_config *cfg, cct_error 
 {
     /* NCCL's default: the plugin steps aside even when a table is loaded (bench);
      * tuned: the plugin applies its table; otherwise the forced configuration */
+    if (c->comm_nc)
+        c->comm = cfg->algo == CCT_DEFAULT ? c->comm_nc : c->comm_main;
     int rc = cfg->algo == CCT_DEFAULT ? c->force(CCLTUNE_CONTROL_BYPASS, 0, 0)
              : cfg->algo == CCT_TUNED ? c->force(-1, -1, 0)
                                       : c->force(cfg->algo, cfg->proto, cfg->channels);
@@ -256,11 +275,20 @@ static cct_status fill_inputs(nccl_ctx *c, const cct_config *cfg, const layout *
 
 static cct_status verify_one(nccl_ctx *c, const cct_config *cfg, const layout *lp, bool in_place,
                              uint64_t *wrong, cct_observed *obs, cct_error *err);
+static void observe(nccl_ctx *c, const cct_config *cfg, const ccltune_observation *before,
+                    const ccltune_observation *after, cct_observed *obs);
+static bool is_mode(const cct_config *cfg);
+static cct_status verify_mode(nccl_ctx *c, const cct_config *cfg, uint64_t bytes, bool in_place,
+                              uint64_t *wrong, cct_observed *obs, cct_error *err);
+static cct_status time_mode(nccl_ctx *c, const cct_config *cfg, uint64_t bytes, bool in_place,
+                            int iters, double *elapsed_us, cct_error *err);
 
 static cct_status be_verify(void *ctx, const cct_config *cfg, uint64_t bytes, bool in_place,
                             uint64_t *wrong, cct_observed *obs, cct_error *err)
 {
     nccl_ctx *c = ctx;
+    if (is_mode(cfg))
+        return verify_mode(c, cfg, bytes, in_place, wrong, obs, err);
     layout l = make_layout(c, cfg, bytes, in_place);
     guard(true);
     cct_status st = verify_one(c, cfg, &l, in_place, wrong, obs, err);
@@ -291,7 +319,20 @@ static cct_status verify_one(nccl_ctx *c, const cct_config *cfg, const layout *l
     if ((st = wait_event(c, c->stop, "verified collective", err)) != CCT_OK)
         return st;
     *wrong = host_wrong;
-    bool fresh = after.calls > before.calls;
+    observe(c, cfg, &before, &after, obs);
+    return CCT_OK;
+}
+
+/* What the plugin saw of the call(s) between `before` and `after`. */
+static void observe(nccl_ctx *c, const cct_config *cfg, const ccltune_observation *before,
+                    const ccltune_observation *afterp, cct_observed *obs)
+{
+    (void)c;
+    ccltune_observation after = *afterp;
+    bool fresh = after.calls > before->calls;
+    obs->tuner_pipe_ops = fresh ? after.pipe_ops : 0;
+    obs->tuner_reg_buff = fresh ? after.reg_buff : 0;
+    obs->tuner_bytes = fresh ? after.bytes : 0;
     if (cfg->algo == CCT_DEFAULT) {
         obs->applied = true;
         obs->nccl_algo = fresh ? after.default_algo : -1;
@@ -307,7 +348,6 @@ static cct_status verify_one(nccl_ctx *c, const cct_config *cfg, const layout *l
         obs->nccl_algo = obs->applied ? cfg->algo : -1;
         obs->nccl_proto = obs->applied ? cfg->proto : -1;
     }
-    return CCT_OK;
 }
 
 static cct_status time_one(nccl_ctx *c, const cct_config *cfg, const layout *lp, int iters,
@@ -317,6 +357,8 @@ static cct_status be_time(void *ctx, const cct_config *cfg, uint64_t bytes, bool
                           int iters, double *elapsed_us, cct_error *err)
 {
     nccl_ctx *c = ctx;
+    if (is_mode(cfg))
+        return time_mode(c, cfg, bytes, in_place, iters, elapsed_us, err);
     layout l = make_layout(c, cfg, bytes, in_place);
     guard(true);
     cct_status st = time_one(c, cfg, &l, iters, elapsed_us, err);
@@ -349,6 +391,184 @@ static cct_status time_one(nccl_ctx *c, const cct_config *cfg, const layout *lp,
     return CCT_OK;
 }
 
+/* ---- call modes: k collectives in one group, registered buffers ----
+ *
+ * A grouped configuration (pipe_ops k > 1) issues k collectives of the same kind and size,
+ * op i on buffer slot i, between ncclGroupStart and ncclGroupEnd; NCCL aggregates them and
+ * asks its tuner once.  Verification fills each op's input with its own seed (seed + i), so
+ * an op that read or wrote another op's buffers cannot pass, and checks every op.  Timing
+ * runs `iters` groups and reports the cycle's time / k: the time per collective.
+ *
+ * Registered configurations use the second buffer pair, registered with ncclCommRegister
+ * the first time one is selected and deregistered when the backend is destroyed.  When
+ * registration fails, the configurations are reported as not applied (stored unsupported)
+ * and the search goes on. */
+
+static bool is_mode(const cct_config *cfg)
+{
+    return cct_config_pipe_ops(cfg) > 1 || cfg->reg_buff;
+}
+
+static cct_status register_buffers(nccl_ctx *c)
+{
+    if (c->reg_tried)
+        return c->reg_ok ? CCT_OK : CCT_EUNSUPPORTED;
+    c->reg_tried = true;
+    if (!c->reg_send || !c->reg_recv)
+        return CCT_EUNSUPPORTED;
+    size_t bytes = c->slot_bytes * (size_t)(c->p.max_pipe_ops > 1 ? c->p.max_pipe_ops : 1);
+    c->reg_comm = c->comm;
+    ncclResult_t r = ncclCommRegister(c->comm, c->reg_send, bytes, &c->reg_send_handle);
+    if (r == ncclSuccess)
+        r = ncclCommRegister(c->comm, c->reg_recv, bytes, &c->reg_recv_handle);
+    if (r != ncclSuccess) {
+        fprintf(stderr,
+                "ccltune search: rank %d: ncclCommRegister failed (%s); registered-buffer "
+                "configurations are recorded unsupported\n",
+                c->p.rank, ncclGetErrorString(r));
+        return CCT_EUNSUPPORTED;
+    }
+    c->reg_ok = true;
+    return CCT_OK;
+}
+
+static void deregister_buffers(nccl_ctx *c)
+{
+    if (c->comm && !c->aborted) {
+        if (c->reg_send_handle)
+            ncclCommDeregister(c->reg_comm, c->reg_send_handle);
+        if (c->reg_recv_handle)
+            ncclCommDeregister(c->reg_comm, c->reg_recv_handle);
+    }
+    c->reg_send_handle = c->reg_recv_handle = NULL;
+}
+
+/* Layout of op `op` of cfg's group; false when its buffers are unavailable (registration
+ * failed, or the group is larger than the session allocated for). */
+static bool mode_layout(nccl_ctx *c, const cct_config *cfg, uint64_t bytes, bool in_place, int op,
+                        layout *l)
+{
+    if (cct_config_pipe_ops(cfg) > (c->p.max_pipe_ops > 1 ? c->p.max_pipe_ops : 1))
+        return false;
+    unsigned char *send = c->sendbase, *recv = c->recvbase;
+    if (cfg->reg_buff) {
+        if (register_buffers(c) != CCT_OK)
+            return false;
+        send = c->reg_send;
+        recv = c->reg_recv;
+    }
+    size_t off = (size_t)op * c->slot_bytes;
+    *l = layout_on(c, cfg, bytes, in_place, send + off, recv + off);
+    return true;
+}
+
+static cct_status launch_group(nccl_ctx *c, const cct_config *cfg, const layout *ls, int k,
+                               const char *what, cct_error *err)
+{
+    ncclResult_t r = ncclGroupStart();
+    for (int i = 0; i < k && r == ncclSuccess; i++)
+        r = launch(c, cfg->coll, cfg->dtype, &ls[i], 1);
+    ncclResult_t end = ncclGroupEnd();
+    return nccl_settle(c, r != ncclSuccess ? r : end, what, err);
+}
+
+static cct_status verify_group_ops(nccl_ctx *c, const cct_config *cfg, layout *ls, int k,
+                                   bool in_place, uint64_t *wrong, cct_observed *obs,
+                                   cct_error *err)
+{
+    uint32_t seed = c->p.seed;
+    for (int i = 0; i < k; i++) {
+        c->p.seed = seed + (uint32_t)i;
+        cct_status fs = fill_inputs(c, cfg, &ls[i], in_place);
+        c->p.seed = seed;
+        if (fs != CCT_OK)
+            return cuda_fail(err, cudaGetLastError(), "filling inputs");
+    }
+    cudaMemsetAsync(c->d_wrong, 0, sizeof *c->d_wrong, c->stream);
+    ccltune_observation before, after;
+    c->last(&before);
+    cct_status st = launch_group(c, cfg, ls, k, "verified group", err);
+    if (st != CCT_OK)
+        return st;
+    c->last(&after);
+    for (int i = 0; i < k; i++) {
+        cct_verify_spec spec = {cfg->coll,   cfg->dtype, ls[i].count,       c->p.rank,
+                                c->p.nranks, 0,          seed + (uint32_t)i};
+        if (cct_kernel_verify(ls[i].recv, &spec, c->d_wrong, c->stream) != 0)
+            return cuda_fail(err, cudaGetLastError(), "verification kernel");
+    }
+    unsigned long long host_wrong = 0;
+    cudaMemcpyAsync(&host_wrong, c->d_wrong, sizeof host_wrong, cudaMemcpyDeviceToHost, c->stream);
+    cudaEventRecord(c->stop, c->stream);
+    if ((st = wait_event(c, c->stop, "verified group", err)) != CCT_OK)
+        return st;
+    *wrong = host_wrong;
+    observe(c, cfg, &before, &after, obs);
+    return CCT_OK;
+}
+
+static cct_status verify_mode(nccl_ctx *c, const cct_config *cfg, uint64_t bytes, bool in_place,
+                              uint64_t *wrong, cct_observed *obs, cct_error *err)
+{
+    int k = cct_config_pipe_ops(cfg);
+    layout ls[CCT_PIPE_OPS_MAX];
+    *wrong = 0;
+    guard(true);
+    for (int i = 0; i < k; i++)
+        if (!mode_layout(c, cfg, bytes, in_place, i, &ls[i])) {
+            guard(false);
+            obs->applied = false; /* recorded unsupported; nothing is timed */
+            return CCT_OK;
+        }
+    cct_status st = verify_group_ops(c, cfg, ls, k, in_place, wrong, obs, err);
+    guard(false);
+    return st;
+}
+
+static cct_status time_mode(nccl_ctx *c, const cct_config *cfg, uint64_t bytes, bool in_place,
+                            int iters, double *elapsed_us, cct_error *err)
+{
+    int k = cct_config_pipe_ops(cfg);
+    layout ls[CCT_PIPE_OPS_MAX];
+    for (int i = 0; i < k; i++)
+        if (!mode_layout(c, cfg, bytes, in_place, i, &ls[i]))
+            return cct_error_set(err, CCT_EUNSUPPORTED, "buffers of this call mode unavailable");
+    guard(true);
+    cct_status st = CCT_OK;
+    if (c->flush && cct_kernel_flush(c->flush, c->flush_bytes, c->stream) != 0)
+        st = cuda_fail(err, cudaGetLastError(), "L2 flush");
+    if (st == CCT_OK)
+        cudaEventRecord(c->start, c->stream);
+    for (int i = 0; i < iters && st == CCT_OK; i++)
+        st = launch_group(c, cfg, ls, k, "timed group", err);
+    if (st == CCT_OK) {
+        cudaEventRecord(c->stop, c->stream);
+        st = wait_event(c, c->stop, "timed groups", err);
+    }
+    guard(false);
+    if (st != CCT_OK)
+        return st;
+    float ms = 0.0f;
+    cudaError_t e = cudaEventElapsedTime(&ms, c->start, c->stop);
+    if (e != cudaSuccess)
+        return cuda_fail(err, e, "event timing");
+    *elapsed_us = (double)ms * 1000.0 / k; /* per collective */
+    return CCT_OK;
+}
+
+/* Allocations for the call modes (called from create, after the plain buffers). */
+static cct_status alloc_mode_buffers(nccl_ctx *c, cct_error *err)
+{
+    if (!c->p.reg_buff)
+        return CCT_OK;
+    size_t bytes = c->slot_bytes * (size_t)(c->p.max_pipe_ops > 1 ? c->p.max_pipe_ops : 1);
+    cudaError_t e;
+    if ((e = cudaMalloc((void **)&c->reg_send, bytes)) != cudaSuccess ||
+        (e = cudaMalloc((void **)&c->reg_recv, bytes)) != cudaSuccess)
+        return cuda_fail(err, e, "allocating the registered buffers");
+    return CCT_OK;
+}
+
 /* Control collectives run with forcing off, then the selection under test comes back. */
 static cct_status control_op(nccl_ctx *c, void *host, size_t bytes, ncclDataType_t t, size_t count,
                              int kind, cct_error *err)
@@ -356,6 +576,8 @@ static cct_status control_op(nccl_ctx *c, void *host, size_t bytes, ncclDataType
     if (bytes > c->ctrl_bytes)
         return cct_error_set(err, CCT_EINVAL, "control message of %zu bytes is too large", bytes);
     c->force(-1, -1, 0);
+    if (c->comm_nc)
+        c->comm = c->comm_main; /* every rank on the same communicator */
     guard(true);
     cudaMemcpyAsync(c->d_ctrl, host, bytes, cudaMemcpyHostToDevice, c->stream);
     ncclResult_t r;
@@ -436,6 +658,26 @@ static cct_status load_plugin(nccl_ctx *c, cct_error *err)
     return CCT_OK;
 }
 
+/* A second communicator over the same ranks whose init runs with the plugin's constants
+ * suppressed (ccltune_control_constants(0)), so 'default' is NCCL's default with NCCL's own
+ * model while the table's configurations run with the table's constants. */
+static cct_status create_default_comm(nccl_ctx *c, ncclConfig_t *config, cct_error *err)
+{
+    int (*constants)(int) = (int (*)(int))dlsym(c->plugin, "ccltune_control_constants");
+    if (!constants)
+        return cct_error_set(err, CCT_EUNSUPPORTED,
+                             "%s lacks ccltune_control_constants (rebuild the plugin)",
+                             c->p.plugin_path);
+    c->comm_main = c->comm;
+    constants(0);
+    ncclResult_t r = ncclCommSplit(c->comm_main, 0, c->p.rank, &c->comm_nc, config);
+    constants(1);
+    cct_status st = nccl_settle(c, r, "ncclCommSplit (NCCL's own constants)", err);
+    if (st != CCT_OK)
+        c->comm_nc = NULL;
+    return st;
+}
+
 cct_status cct_nccl_backend_create(const cct_nccl_params *params, cct_backend *backend,
                                    cct_error *err)
 {
@@ -457,10 +699,15 @@ cct_status cct_nccl_backend_create(const cct_nccl_params *params, cct_backend *b
         (e = cudaEventCreate(&c->start)) != cudaSuccess ||
         (e = cudaEventCreate(&c->stop)) != cudaSuccess)
         return cuda_fail(err, e, "creating stream and events");
-    c->buf_bytes = (size_t)params->max_bytes + 4096 + params->max_align;
+    /* one slot per op of the largest group, each 4 KiB aligned */
+    c->slot_bytes = ((size_t)params->max_bytes + 4096 + params->max_align + 4095) & ~(size_t)4095;
+    c->buf_bytes = params->max_pipe_ops > 1 ? c->slot_bytes * (size_t)params->max_pipe_ops
+                                            : (size_t)params->max_bytes + 4096 + params->max_align;
     if ((e = cudaMalloc((void **)&c->sendbase, c->buf_bytes)) != cudaSuccess ||
         (e = cudaMalloc((void **)&c->recvbase, c->buf_bytes)) != cudaSuccess)
         return cuda_fail(err, e, "allocating 2 x buffers for the largest message");
+    if ((st = alloc_mode_buffers(c, err)) != CCT_OK)
+        return st;
     int l2 = 0;
     cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, params->device);
     c->flush_bytes = l2 > 0 ? 2 * (size_t)l2 : 0;
@@ -480,6 +727,8 @@ cct_status cct_nccl_backend_create(const cct_nccl_params *params, cct_backend *b
     alarm(guard_seconds * 3);
     ncclResult_t r = ncclCommInitRankConfig(&c->comm, params->nranks, uid, params->rank, &config);
     st = nccl_settle(c, r, "ncclCommInitRankConfig", err);
+    if (st == CCT_OK && params->default_without_constants)
+        st = create_default_comm(c, &config, err);
     guard(false);
     return st;
 }
@@ -489,6 +738,25 @@ void cct_nccl_backend_destroy(cct_backend *backend)
     nccl_ctx *c = backend->ctx;
     if (!c)
         return;
+    deregister_buffers(c);
+    if (c->comm_nc) {
+        /* the communicator not selected now goes first (the same one on every rank: ranks
+         * select in lockstep); after a hang the selected one is already aborted */
+        ncclComm_t active = c->comm;
+        bool active_aborted = c->aborted;
+        c->comm = active == c->comm_nc ? c->comm_main : c->comm_nc;
+        if (c->aborted) {
+            ncclCommAbort(c->comm);
+        } else {
+            cct_error ignored;
+            if (nccl_settle(c, ncclCommFinalize(c->comm), "ncclCommFinalize", &ignored) == CCT_OK)
+                ncclCommDestroy(c->comm);
+            else if (!c->aborted)
+                ncclCommAbort(c->comm);
+        }
+        c->comm = active;
+        c->aborted = active_aborted; /* a hang of the other one leaves this one to finalise */
+    }
     if (c->comm) {
         if (c->aborted) {
             /* ncclCommAbort already released it */
@@ -505,6 +773,8 @@ void cct_nccl_backend_destroy(cct_backend *backend)
         c->force(-1, -1, 0);
     cudaFree(c->sendbase);
     cudaFree(c->recvbase);
+    cudaFree(c->reg_send);
+    cudaFree(c->reg_recv);
     cudaFree(c->flush);
     cudaFree(c->d_wrong);
     cudaFree(c->d_ctrl);

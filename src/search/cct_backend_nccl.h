@@ -11,6 +11,7 @@
 #ifndef CCT_BACKEND_NCCL_H
 #define CCT_BACKEND_NCCL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,11 @@ typedef struct cct_nccl_params {
     const char *plugin_path;        /* libnccl-tuner-ccltune.so (also NCCL_TUNER_PLUGIN) */
     double timeout_s;               /* watchdog: longest wait for one call */
     uint32_t seed;
+    int max_pipe_ops; /* largest group of the session: buffers for that many ops (0 reads 1) */
+    bool reg_buff;    /* the session has registered-buffer configurations */
+    /* 'default' configurations run on a second communicator initialised without the table's
+     * NCCL model constants (ccltune bench of a table with nccl_constants) */
+    bool default_without_constants;
 } cct_nccl_params;
 
 /* Rank 0 calls this before the others start; the id travels to every rank. */

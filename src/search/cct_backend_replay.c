@@ -9,6 +9,16 @@
  * variation; sizes between recorded ones are interpolated on log-log axes.  Recorded
  * corruption, hangs and unsupported configurations are replayed as such.  A configuration
  * that was never recorded is reported unsupported rather than invented.
+ *
+ * Call modes (grouped ops, registered buffers) replay their own recorded points when the
+ * recording has them.  A recording of plain calls only answers them from a SYNTHETIC model,
+ * there so the pipeline (plan, store, keyed fit, bench) is testable without a GPU and never
+ * a measurement: NCCL aggregates a group of k same-size collectives into one call of k x
+ * bytes, so one op costs t(k x bytes) / k of the plain curve; Simple additionally pays
+ * 10 % per extra op of the group (its pipelined chunks contend), and registered buffers
+ * save Simple 15 % (no staging copy).  The tuner keys it reports are numPipeOps =
+ * ceil(k / 2), as NCCL 2.28.9 passed for 4 ops on 2 channels (socket ranks on the H200),
+ * regBuff as registered, and nBytes = k x bytes.
  */
 #include "cct_backend_replay.h"
 
@@ -34,7 +44,45 @@ static bool same_cfg(const cct_config *a, const cct_config *b)
            a->channels == b->channels && a->buffsize == b->buffsize &&
            a->ll_buffsize == b->ll_buffsize && a->ll128_buffsize == b->ll128_buffsize &&
            a->align == b->align && a->dtype == b->dtype && a->ranks == b->ranks &&
-           a->nodes == b->nodes;
+           a->nodes == b->nodes && cct_config_same_mode(a, b);
+}
+
+/* Synthetic answers for a call mode the recording lacks (see the top of this file). */
+#define SYNTH_SIMPLE_PER_OP 0.10
+#define SYNTH_SIMPLE_REGISTERED 0.85
+
+static bool recorded_mode(const replay_ctx *c, const cct_config *cfg)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (cct_config_same_mode(&c->points[i].cfg, cfg))
+            return true;
+    return false;
+}
+
+/* The plain configuration and size the synthetic model starts from, and its factor. */
+static cct_config synth_base(const cct_config *cfg, uint64_t bytes, uint64_t *plain_bytes,
+                             double *factor)
+{
+    int k = cct_config_pipe_ops(cfg);
+    cct_config plain = *cfg;
+    plain.pipe_ops = 0;
+    plain.reg_buff = false;
+    *plain_bytes = bytes * (uint64_t)k;
+    *factor = 1.0 / k;
+    if (cfg->proto == CCT_PROTO_SIMPLE) {
+        *factor *= 1.0 + SYNTH_SIMPLE_PER_OP * (k - 1);
+        if (cfg->reg_buff)
+            *factor *= SYNTH_SIMPLE_REGISTERED;
+    }
+    return plain;
+}
+
+static void synth_keys(const cct_config *cfg, uint64_t bytes, cct_observed *obs)
+{
+    int k = cct_config_pipe_ops(cfg);
+    obs->tuner_pipe_ops = (k + 1) / 2;
+    obs->tuner_reg_buff = cfg->reg_buff ? 1 : 0;
+    obs->tuner_bytes = bytes * (uint64_t)k;
 }
 
 /* The recorded points of cfg bracketing bytes (out of place preferred). */
@@ -99,10 +147,21 @@ static cct_status rp_verify(void *ctx, const cct_config *cfg, uint64_t bytes, bo
     replay_ctx *c = ctx;
     (void)in_place;
     const cct_point *lo, *hi, *exact;
-    bracket(c, cfg, bytes, &lo, &hi, &exact);
+    bool synth = !recorded_mode(c, cfg);
+    uint64_t at = bytes;
+    double factor = 1.0;
+    cct_config base = synth ? synth_base(cfg, bytes, &at, &factor) : *cfg;
+    bracket(c, &base, at, &lo, &hi, &exact);
     *wrong = 0;
     obs->applied = false;
     obs->nccl_algo = obs->nccl_proto = -1;
+    if (synth)
+        synth_keys(cfg, bytes, obs);
+    else if (exact && exact->tuner_pipe_ops > 0) {
+        obs->tuner_pipe_ops = exact->tuner_pipe_ops;
+        obs->tuner_reg_buff = exact->tuner_reg_buff;
+        obs->tuner_bytes = exact->tuner_bytes;
+    }
     if (exact && exact->status == CCT_POINT_HANG)
         return cct_error_set(err, CCT_ETIMEOUT, "replayed hang");
     if (exact && exact->status == CCT_POINT_UNSUPPORTED)
@@ -127,14 +186,17 @@ static cct_status rp_time(void *ctx, const cct_config *cfg, uint64_t bytes, bool
     replay_ctx *c = ctx;
     (void)in_place;
     const cct_point *lo, *hi, *exact;
-    bracket(c, cfg, bytes, &lo, &hi, &exact);
+    uint64_t at = bytes;
+    double factor = 1.0;
+    cct_config base = recorded_mode(c, cfg) ? *cfg : synth_base(cfg, bytes, &at, &factor);
+    bracket(c, &base, at, &lo, &hi, &exact);
     if (!lo && !hi)
         return cct_error_set(err, CCT_EINVAL, "replay has no recording for this configuration");
     double cv;
-    double t = exact && exact->stats.n ? exact->stats.median_us : interpolate(lo, hi, bytes, &cv);
+    double t = exact && exact->stats.n ? exact->stats.median_us : interpolate(lo, hi, at, &cv);
     if (exact && exact->stats.n)
         cv = exact->stats.cv;
-    *elapsed_us = t * iters * noise(&c->counter, cv);
+    *elapsed_us = t * factor * iters * noise(&c->counter, cv);
     c->busy_us += *elapsed_us;
     return CCT_OK;
 }

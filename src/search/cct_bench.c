@@ -3,7 +3,11 @@
  * (see cct_bench.h).
  *
  * The candidates for the oracle are the configurations the table has models for, at the
- * table's buffer sizes: the ones the search measured and did not exclude.  The report
+ * table's buffer sizes: the ones the search measured and did not exclude.  A table with NCCL
+ * model constants is also benched where it has no section (or, with --rules off, everywhere):
+ * there the candidates are every algorithm/protocol NCCL allows on the path, and 'default'
+ * runs on a communicator initialised with NCCL's own constants, so tuned vs default is the
+ * table's constants (and rules) against untouched NCCL.  The report
  * joins the three kinds of points per collective and size; ratios are speed ratios
  * (default time / tuned time), so 1.10 means the table is 10 % faster.
  */
@@ -12,6 +16,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "cct_constants.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -54,6 +60,37 @@ static uint64_t env_bytes(const cct_table *t, const char *key)
     return 0;
 }
 
+static bool same_topology(const cct_section *s, int coll, int ranks, int nodes)
+{
+    return s->coll == coll && s->ranks == ranks && s->nodes == nodes;
+}
+
+/* Append c unless the collective's group (from `first`) has it already. */
+static cct_status push_config(cct_config **cfgs, size_t *n, size_t *cap, size_t first,
+                              const cct_config *c, cct_error *err)
+{
+    if (c->algo >= 0 && have_config(*cfgs + first, *n - first, c))
+        return CCT_OK;
+    if (*n == *cap) {
+        cct_config *p = realloc(*cfgs, *cap * 2 * sizeof *p);
+        if (!p)
+            return cct_error_set(err, CCT_ENOMEM, "out of memory");
+        *cfgs = p;
+        *cap *= 2;
+    }
+    (*cfgs)[(*n)++] = *c;
+    return CCT_OK;
+}
+
+bool cct_bench_generic_candidate(const cct_table *t, int coll, int algo, int proto)
+{
+    if (algo != CCT_ALGO_RING && !(algo == CCT_ALGO_TREE && coll == CCT_COLL_ALLREDUCE))
+        return false;
+    if (proto == CCT_PROTO_LL128 && !t->ll128_allowed)
+        return false;
+    return proto >= 0 && proto < CCT_NUM_PROTOS;
+}
+
 cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, int ranks, int nodes,
                                 cct_plan *plan, cct_error *err)
 {
@@ -64,6 +101,9 @@ cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, in
     plan->space.n_colls = 0;
     uint64_t buf = env_bytes(t, "NCCL_BUFFSIZE"), llbuf = env_bytes(t, "NCCL_LL_BUFFSIZE"),
              ll128buf = env_bytes(t, "NCCL_LL128_BUFFSIZE");
+    /* a table with constants is benchable everywhere: NCCL's model carries it where no
+     * section does (and everywhere with --rules off) */
+    bool constants = t->constants.present;
     size_t cap = 16, n = 0;
     cct_config *cfgs = malloc(cap * sizeof *cfgs);
     if (!cfgs)
@@ -71,42 +111,58 @@ cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, in
     for (size_t ci = 0; ci < o->space.n_colls; ci++) {
         int coll = o->space.colls[ci];
         const cct_section *sec = cct_table_find_section(t, coll, ranks, nodes, 1, 0);
-        if (!sec)
+        bool generic = constants && (!sec || o->bench_rules_off);
+        if (!sec && !generic)
             continue;
         plan->space.colls[plan->space.n_colls++] = coll;
         size_t first = n;
-        for (int kind = 0; kind < 2 + (int)sec->n_models; kind++) {
-            cct_config c;
-            memset(&c, 0, sizeof c);
-            c.coll = coll;
-            c.ranks = ranks;
-            c.nodes = nodes;
-            c.dtype = CCT_DTYPE_FLOAT;
-            c.buffsize = buf;
-            c.ll_buffsize = llbuf;
-            c.ll128_buffsize = ll128buf;
-            if (kind < 2) {
-                c.algo = c.proto = kind == 0 ? CCT_DEFAULT : CCT_TUNED;
-            } else {
-                const cct_model *m = &sec->models[kind - 2];
-                if (m->buffsize != buf)
+        cct_config c;
+        memset(&c, 0, sizeof c);
+        c.coll = coll;
+        c.ranks = ranks;
+        c.nodes = nodes;
+        c.dtype = CCT_DTYPE_FLOAT;
+        c.buffsize = buf;
+        c.ll_buffsize = llbuf;
+        c.ll128_buffsize = ll128buf;
+        /* the call mode under test (--pipe-ops, --regbuff) */
+        int pipe_ops = o->space.n_pipe_ops ? o->space.pipe_ops[0] : 1;
+        c.pipe_ops = pipe_ops > 1 ? pipe_ops : 0;
+        c.reg_buff = o->space.n_reg_buffs ? o->space.reg_buffs[0] : false;
+        cct_status st = CCT_OK;
+        for (int kind = 0; st == CCT_OK && kind < 2; kind++) {
+            c.algo = c.proto = kind == 0 ? CCT_DEFAULT : CCT_TUNED;
+            st = push_config(&cfgs, &n, &cap, first, &c, err);
+        }
+        /* the oracle's candidates: what the table has models for in any section of this
+         * collective and topology (keyed by call mode or not), measured at its buffer sizes;
+         * with constants and no rules here, every algorithm/protocol NCCL allows on this
+         * path (Ring, Tree for allreduce; LL128 where the table's verdict allows it) */
+        for (size_t si = 0; st == CCT_OK && sec && si < t->n_sections; si++) {
+            const cct_section *s = &t->sections[si];
+            if (!same_topology(s, coll, ranks, nodes))
+                continue;
+            for (size_t m = 0; st == CCT_OK && m < s->n_models; m++) {
+                if (s->models[m].buffsize != buf)
                     continue;
-                c.algo = m->algo;
-                c.proto = m->proto;
-                c.channels = m->channels;
-                if (have_config(cfgs + first, n - first, &c))
+                c.algo = s->models[m].algo;
+                c.proto = s->models[m].proto;
+                c.channels = s->models[m].channels;
+                st = push_config(&cfgs, &n, &cap, first, &c, err);
+            }
+        }
+        c.channels = 0;
+        for (int a = 0; st == CCT_OK && generic && a < CCT_NUM_ALGOS; a++)
+            for (int p = 0; st == CCT_OK && p < CCT_NUM_PROTOS; p++) {
+                if (!cct_bench_generic_candidate(t, coll, a, p))
                     continue;
+                c.algo = a;
+                c.proto = p;
+                st = push_config(&cfgs, &n, &cap, first, &c, err);
             }
-            if (n == cap) {
-                cap *= 2;
-                cct_config *p = realloc(cfgs, cap * sizeof *p);
-                if (!p) {
-                    free(cfgs);
-                    return cct_error_set(err, CCT_ENOMEM, "out of memory");
-                }
-                cfgs = p;
-            }
-            cfgs[n++] = c;
+        if (st != CCT_OK) {
+            free(cfgs);
+            return st;
         }
     }
     if (plan->space.n_colls == 0) {
@@ -141,7 +197,12 @@ cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, in
     plan->sessions[0].ll128_buffsize = ll128buf;
     plan->sessions[0].first_config = 0;
     plan->sessions[0].n_configs = n;
-    cct_plan_rehash(plan, "bench");
+    plan->sessions[0].no_rules = o->bench_rules_off;
+    plan->sessions[0].default_no_constants = constants && cct_constants_count(&t->constants) > 0;
+    /* the tag keeps plans of different comparisons apart (a resume must match) */
+    cct_plan_rehash(plan, !constants           ? "bench"
+                          : o->bench_rules_off ? "bench-constants-rules-off"
+                                               : "bench-constants");
     return CCT_OK;
 }
 

@@ -28,10 +28,16 @@ size_t cct_bench_default_sizes(uint64_t max_bytes, uint64_t *sizes, size_t cap);
 void cct_bench_sort_sizes(uint64_t *sizes, size_t n);
 
 /* The bench plan for a table at ranks/nodes: collectives opts->space.colls that the table
- * has a section for; sizes opts->bench_sizes.  CCT_ENOTFOUND when the table has no
- * section for that topology (err lists what it has). */
+ * has a section for -- every one of them when the table has nccl_constants; sizes
+ * opts->bench_sizes.  CCT_ENOTFOUND when the table has no section for that topology and
+ * no constants (err lists what it has).  With constants, session 0 sets
+ * default_no_constants (and no_rules for opts->bench_rules_off). */
 cct_status cct_bench_build_plan(const cct_search_opts *opts, const cct_table *table, int ranks,
                                 int nodes, cct_plan *plan, cct_error *err);
+
+/* Whether (algo, proto) is an oracle candidate for coll where the bench has no models:
+ * Ring; Tree for allreduce only; LL128 only where the table's ll128 verdict allows it. */
+bool cct_bench_generic_candidate(const cct_table *t, int coll, int algo, int proto);
 
 /* Per collective and size: default, tuned and oracle medians, the ratios tuned/default
  * (speed-up, >1 is faster) and tuned/oracle, what each chose; the geometric-mean gain

@@ -82,7 +82,8 @@ static void set_session_env(const cct_search_opts *o, const cct_session *s, cons
 {
     static const char *const cleared[] = {
         "NCCL_ALGO",     "NCCL_PROTO",          "NCCL_BUFFSIZE", "NCCL_LL_BUFFSIZE",
-        "CCLTUNE_TABLE", "NCCL_LL128_BUFFSIZE", "CCLTUNE_FORCE", "NCCL_TUNER_CONFIG_FILE"};
+        "CCLTUNE_TABLE", "NCCL_LL128_BUFFSIZE", "CCLTUNE_FORCE", "NCCL_TUNER_CONFIG_FILE",
+        "CCLTUNE_RULES", "CCLTUNE_CONSTANTS"};
     for (size_t i = 0; i < sizeof cleared / sizeof cleared[0]; i++)
         unsetenv(cleared[i]);
     setenv("NCCL_TUNER_PLUGIN", plugin, 1);

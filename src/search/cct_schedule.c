@@ -108,7 +108,7 @@ static cct_status verify_group(cct_schedule *s, group *g, cct_error *err)
         cct_status st = b->ops->select(b->ctx, sl->cfg, err);
         for (int variant = 0; st == CCT_OK && variant < 2; variant++) {
             uint64_t wrong = 0;
-            cct_observed obs = {false, -1, -1};
+            cct_observed obs = {false, -1, -1, 0, 0, 0};
             st = b->ops->verify(b->ctx, sl->cfg, sl->bytes, variant == 1, &wrong, &obs, err);
             if (st == CCT_OK) {
                 g->uscratch[k] += wrong;
@@ -331,6 +331,9 @@ static cct_status store_group(cct_schedule *s, group *g, cct_error *err)
         bool forced = sl->cfg->algo >= 0;
         p.nccl_algo = forced ? (sl->obs.applied ? sl->cfg->algo : -1) : sl->obs.nccl_algo;
         p.nccl_proto = forced ? (sl->obs.applied ? sl->cfg->proto : -1) : sl->obs.nccl_proto;
+        p.tuner_pipe_ops = sl->obs.tuner_pipe_ops;
+        p.tuner_reg_buff = sl->obs.tuner_reg_buff;
+        p.tuner_bytes = sl->obs.tuner_bytes;
         s->points_done++;
         if (sl->status == CCT_POINT_CORRUPT)
             s->n_corrupt++;
@@ -432,9 +435,48 @@ typedef struct prune_state {
     bool *dead;
     int *strikes;
     double *last_ratio; /* time / fastest time at the previous size it was measured; NAN */
-    double first_best;  /* fastest time at the collective's smallest measured size */
+    double *first_best; /* per slot: the fastest time of its call mode at the collective's
+                         * smallest measured size */
+    double *tbest;      /* per slot: the fastest time of its call mode at this size */
     int kept_proto;     /* never struck: the protocol whose buffer the session varies; -1 */
 } prune_state;
+
+/* Whether the slot has a time this size: measured now, or stored before a resume. */
+static bool has_time(const slot *sl)
+{
+    if (sl->skip)
+        return sl->known && sl->status == CCT_POINT_OK && !isnan(sl->stats.median_us);
+    return sl->timed && sl->status == CCT_POINT_OK && sl->n_samples;
+}
+
+/* "The fastest" is the fastest of the slot's own call mode: grouped and registered calls
+ * are compared only with their own kind (their per-op times are another curve). */
+static double fastest_of_mode(const group *g, size_t k)
+{
+    size_t best = SIZE_MAX;
+    for (size_t j = 0; j < g->n; j++) {
+        const slot *sl = &g->slots[j];
+        if (has_time(sl) && cct_config_same_mode(sl->cfg, g->slots[k].cfg) &&
+            (best == SIZE_MAX || sl->stats.median_us < g->slots[best].stats.median_us))
+            best = j;
+    }
+    return best == SIZE_MAX ? NAN : g->slots[best].stats.median_us;
+}
+
+/* NCCL's own choice at this size in the slot's call mode, as its default slot observed it
+ * (measured now or stored before a resume); -1 when unknown. */
+static void nccl_choice_of_mode(const group *g, size_t k, int *algo, int *proto)
+{
+    *algo = *proto = -1;
+    for (size_t j = 0; j < g->n; j++) {
+        const slot *sl = &g->slots[j];
+        if (sl->cfg->algo == CCT_DEFAULT && (!sl->skip || sl->known) &&
+            cct_config_same_mode(sl->cfg, g->slots[k].cfg)) {
+            *algo = sl->obs.nccl_algo;
+            *proto = sl->obs.nccl_proto;
+        }
+    }
+}
 
 /* After a size is measured: strike the forced configurations that are clearly slower than
  * the fastest and not catching up; stop corrupt and unsupported ones at once.  Nothing is
@@ -446,33 +488,14 @@ typedef struct prune_state {
  * protocol at NCCL's channel count -- the table's fallback where nothing beats the default
  * by enough), and in a session that changes a buffer size, the protocol that buffer serves
  * (what the session is there to measure). */
-/* Whether the slot has a time this size: measured now, or stored before a resume. */
-static bool has_time(const slot *sl)
-{
-    if (sl->skip)
-        return sl->known && sl->status == CCT_POINT_OK && !isnan(sl->stats.median_us);
-    return sl->timed && sl->status == CCT_POINT_OK && sl->n_samples;
-}
-
 static void prune_update(cct_schedule *s, group *g, prune_state *ps)
 {
-    size_t best = SIZE_MAX;
     for (size_t k = 0; k < g->n; k++) {
-        const slot *sl = &g->slots[k];
-        if (has_time(sl) &&
-            (best == SIZE_MAX || sl->stats.median_us < g->slots[best].stats.median_us))
-            best = k;
+        double tbest = fastest_of_mode(g, k);
+        ps->tbest[k] = tbest;
+        if (isnan(ps->first_best[k]) && !isnan(tbest))
+            ps->first_best[k] = tbest;
     }
-    double tbest = best == SIZE_MAX ? NAN : g->slots[best].stats.median_us;
-    if (isnan(ps->first_best) && !isnan(tbest))
-        ps->first_best = tbest;
-    bool bandwidth_regime = !isnan(tbest) && tbest >= 2.0 * ps->first_best;
-    int nccl_algo = -1, nccl_proto = -1;
-    for (size_t k = 0; k < g->n; k++)
-        if (g->slots[k].cfg->algo == CCT_DEFAULT && (!g->slots[k].skip || g->slots[k].known)) {
-            nccl_algo = g->slots[k].obs.nccl_algo;
-            nccl_proto = g->slots[k].obs.nccl_proto;
-        }
     for (size_t k = 0; k < g->n; k++) {
         slot *sl = &g->slots[k];
         if ((sl->skip && !sl->known) || sl->cfg->algo < 0)
@@ -482,12 +505,16 @@ static void prune_update(cct_schedule *s, group *g, prune_state *ps)
             ps->dead[k] = true; /* never usable by a table: nothing to learn at larger sizes */
             continue;
         }
+        double tbest = ps->tbest[k];
+        bool bandwidth_regime = !isnan(tbest) && tbest >= 2.0 * ps->first_best[k];
         if (!has_time(sl) || isnan(tbest))
             continue;
         double ratio = sl->stats.median_us / tbest;
         bool dominated = ratio > 1.0 + s->opts.prune_margin;
         bool catching = !isnan(ps->last_ratio[k]) && ratio < ps->last_ratio[k] * 0.98;
         ps->last_ratio[k] = ratio;
+        int nccl_algo, nccl_proto;
+        nccl_choice_of_mode(g, k, &nccl_algo, &nccl_proto);
         bool twin =
             sl->cfg->algo == nccl_algo && sl->cfg->proto == nccl_proto && sl->cfg->channels == 0;
         bool kept = twin || sl->cfg->proto == ps->kept_proto;
@@ -524,8 +551,9 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
     size_t scratch_n = max_group * g.per_slot_cap + 3 * max_group;
     g.scratch = calloc(scratch_n, sizeof *g.scratch);
     g.uscratch = calloc(3 * max_group, sizeof *g.uscratch);
-    prune_state ps = {calloc(max_group, sizeof(bool)), calloc(max_group, sizeof(int)),
-                      calloc(max_group, sizeof(double)), NAN, -1};
+    prune_state ps = {calloc(max_group, sizeof(bool)),   calloc(max_group, sizeof(int)),
+                      calloc(max_group, sizeof(double)), calloc(max_group, sizeof(double)),
+                      calloc(max_group, sizeof(double)), -1};
     if (sess->buffsize)
         ps.kept_proto = CCT_PROTO_SIMPLE;
     else if (sess->ll_buffsize)
@@ -536,7 +564,7 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
     cct_point *stored = NULL; /* rank 0: what the run already holds (resume, restart) */
     size_t n_stored = 0;
     if (!g.slots || !g.sample_pool || !g.scratch || !g.uscratch || !ps.dead || !ps.strikes ||
-        !ps.last_ratio) {
+        !ps.last_ratio || !ps.first_best || !ps.tbest) {
         st = cct_error_set(err, CCT_ENOMEM, "out of memory for %zu configurations", max_group);
         goto done;
     }
@@ -548,8 +576,7 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
         memset(ps.dead, 0, max_group * sizeof(bool));
         memset(ps.strikes, 0, max_group * sizeof(int));
         for (size_t k = 0; k < max_group; k++)
-            ps.last_ratio[k] = NAN;
-        ps.first_best = NAN;
+            ps.last_ratio[k] = ps.first_best[k] = NAN;
         for (size_t zi = 0; zi < plan->n_sizes && st == CCT_OK; zi++) {
             g.n = 0;
             for (size_t k = 0; k < sess->n_configs; k++) {
@@ -581,8 +608,13 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
             for (size_t k = 0; k < g.n; k++)
                 todo += !g.slots[k].skip;
             s->points_skipped += g.n - todo - pruned_now;
-            if (todo == 0)
+            if (todo == 0) {
+                /* everything here was stored before (a resume or restart): the stored times
+                 * still decide what an uninterrupted run would have pruned by now */
+                if (adaptive)
+                    prune_update(s, &g, &ps);
                 continue;
+            }
             if ((st = verify_group(s, &g, err)) != CCT_OK)
                 break;
             if ((st = warm_group(s, &g, err)) != CCT_OK)
@@ -607,6 +639,8 @@ done:
     free(ps.dead);
     free(ps.strikes);
     free(ps.last_ratio);
+    free(ps.first_best);
+    free(ps.tbest);
     free(g.slots);
     free(g.sample_pool);
     free(g.scratch);

@@ -45,6 +45,7 @@ typedef struct cct_search_opts {
     size_t n_bench_sizes;
     const char *bench_report; /* markdown report path; NULL: stdout */
     const char *bench_csv;    /* CSV report path; NULL: none */
+    bool bench_rules_off;     /* --rules off: tuned = the table's constants only */
     int argc;                 /* the command line, passed to workers unchanged */
     char **argv;
 } cct_search_opts;

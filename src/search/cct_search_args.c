@@ -37,6 +37,10 @@ void cct_search_print_help(FILE *out)
         "  --ll128-buffsize LIST NCCL_LL128_BUFFSIZE values [default]\n"
         "  --align LIST          buffer offsets in bytes, as nccl-tests -u [0]\n"
         "  --dtype LIST          float, bf16 [float]\n"
+        "  --pipe-ops LIST       group sizes: k collectives of one kind and size, each with\n"
+        "                        its own buffers, in one ncclGroupStart/End; the time\n"
+        "                        stored is the group's / k [1]\n"
+        "  --regbuff LIST        no, yes: buffers registered with ncclCommRegister [no]\n"
         "  --min-bytes SIZE      smallest message [1K]\n"
         "  --max-bytes SIZE      largest message [256M]\n"
         "  --factor F            size step [2]\n"
@@ -85,6 +89,8 @@ enum {
     OPT_LL128_BUFFSIZE,
     OPT_ALIGN,
     OPT_DTYPE,
+    OPT_PIPE_OPS,
+    OPT_REGBUFF,
     OPT_MIN_BYTES,
     OPT_MAX_BYTES,
     OPT_FACTOR,
@@ -125,6 +131,8 @@ static const struct option long_opts[] = {
     {"ll128-buffsize", required_argument, NULL, OPT_LL128_BUFFSIZE},
     {"align", required_argument, NULL, OPT_ALIGN},
     {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"pipe-ops", required_argument, NULL, OPT_PIPE_OPS},
+    {"regbuff", required_argument, NULL, OPT_REGBUFF},
     {"min-bytes", required_argument, NULL, OPT_MIN_BYTES},
     {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
     {"factor", required_argument, NULL, OPT_FACTOR},
@@ -215,6 +223,8 @@ cct_status cct_search_parse(int argc, char **argv, cct_search_opts *o, bool *hel
         case OPT_LL128_BUFFSIZE:
         case OPT_ALIGN:
         case OPT_DTYPE:
+        case OPT_PIPE_OPS:
+        case OPT_REGBUFF:
         case OPT_MIN_BYTES:
         case OPT_MAX_BYTES:
         case OPT_FACTOR:

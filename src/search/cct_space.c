@@ -34,6 +34,8 @@ void cct_space_defaults(cct_space *s)
     s->ll128_buffsizes[s->n_ll128_buffsizes++] = 0;
     s->aligns[s->n_aligns++] = 0;
     s->dtypes[s->n_dtypes++] = CCT_DTYPE_FLOAT;
+    s->pipe_ops[s->n_pipe_ops++] = 1;
+    s->reg_buffs[s->n_reg_buffs++] = false;
     s->min_bytes = 1024;
     s->max_bytes = 256u << 20;
     s->factor = 2.0;
@@ -247,6 +249,42 @@ static cct_status add_dtype(cct_space *s, const char *flag, const char *item, si
     return CCT_OK;
 }
 
+static cct_status add_pipe_ops(cct_space *s, const char *flag, const char *item, size_t i,
+                               cct_error *err)
+{
+    if (i == 0)
+        s->n_pipe_ops = 0;
+    char *end = NULL;
+    long v = strtol(item, &end, 10);
+    if (*item == '-' || *end || end == item || v < 1 || v > CCT_PIPE_OPS_MAX)
+        return cct_error_set(err, CCT_EINVAL,
+                             "%s: '%s' is not a group size (1..%d collectives per "
+                             "ncclGroupStart/End)",
+                             flag, item, CCT_PIPE_OPS_MAX);
+    if (!contains_int(s->pipe_ops, s->n_pipe_ops, (int)v))
+        s->pipe_ops[s->n_pipe_ops++] = (int)v;
+    return CCT_OK;
+}
+
+static cct_status add_regbuff(cct_space *s, const char *flag, const char *item, size_t i,
+                              cct_error *err)
+{
+    if (i == 0)
+        s->n_reg_buffs = 0;
+    bool v;
+    if (strcasecmp(item, "no") == 0)
+        v = false;
+    else if (strcasecmp(item, "yes") == 0)
+        v = true;
+    else
+        return cct_error_set(err, CCT_EINVAL, "%s: '%s' is not no or yes", flag, item);
+    for (size_t k = 0; k < s->n_reg_buffs; k++)
+        if (s->reg_buffs[k] == v)
+            return CCT_OK;
+    s->reg_buffs[s->n_reg_buffs++] = v;
+    return CCT_OK;
+}
+
 static cct_status add_extra(cct_space *s, const char *flag, const char *item, size_t i,
                             cct_error *err)
 {
@@ -277,6 +315,10 @@ cct_status cct_space_parse(cct_space *s, const char *flag, const char *value, cc
         return for_each_item(s, flag, value, add_dtype, err);
     if (strcmp(flag, "--extra-sizes") == 0)
         return for_each_item(s, flag, value, add_extra, err);
+    if (strcmp(flag, "--pipe-ops") == 0)
+        return for_each_item(s, flag, value, add_pipe_ops, err);
+    if (strcmp(flag, "--regbuff") == 0)
+        return for_each_item(s, flag, value, add_regbuff, err);
     if (strcmp(flag, "--min-bytes") == 0 || strcmp(flag, "--max-bytes") == 0) {
         uint64_t v;
         if (!value || cct_parse_bytes(value, &v, NULL) != CCT_OK || v == 0 || v == CCT_BYTES_INF)
@@ -317,7 +359,7 @@ cct_status cct_space_check(const cct_space *s, cct_error *err)
 {
     if (s->n_colls == 0 || s->n_algos == 0 || s->n_protos == 0 || s->n_channels == 0 ||
         s->n_aligns == 0 || s->n_dtypes == 0 || s->n_buffsizes == 0 || s->n_ll_buffsizes == 0 ||
-        s->n_ll128_buffsizes == 0)
+        s->n_ll128_buffsizes == 0 || s->n_pipe_ops == 0 || s->n_reg_buffs == 0)
         return cct_error_set(err, CCT_EINVAL, "every dimension needs at least one value");
     if (s->min_bytes > s->max_bytes)
         return cct_error_set(err, CCT_EINVAL,
@@ -350,7 +392,7 @@ static bool same_config(const cct_config *a, const cct_config *b)
     return a->coll == b->coll && a->algo == b->algo && a->proto == b->proto &&
            a->channels == b->channels && a->buffsize == b->buffsize &&
            a->ll_buffsize == b->ll_buffsize && a->ll128_buffsize == b->ll128_buffsize &&
-           a->align == b->align && a->dtype == b->dtype;
+           a->align == b->align && a->dtype == b->dtype && cct_config_same_mode(a, b);
 }
 
 static cct_status push_config(config_list *l, const cct_config *c, size_t from)
@@ -594,6 +636,48 @@ static cct_status push_baseline(const cct_space *space, config_list *l)
     return CCT_OK;
 }
 
+/* Every call mode other than the plain one: NCCL's default and each algorithm x protocol at
+ * NCCL's channel count, aligned, in the first data type (the factorial reference point), so
+ * the fit compares a mode's choices with the plain calls' at the same sizes. */
+static cct_status expand_modes(const cct_space *space, config_list *l)
+{
+    for (size_t mi = 0; mi < space->n_pipe_ops; mi++) {
+        for (size_t ri = 0; ri < space->n_reg_buffs; ri++) {
+            int ops = space->pipe_ops[mi];
+            bool reg = space->reg_buffs[ri];
+            if (ops == 1 && !reg)
+                continue;
+            for (size_t ci = 0; ci < space->n_colls; ci++) {
+                size_t group = l->n;
+                cct_config c;
+                memset(&c, 0, sizeof c);
+                c.coll = space->colls[ci];
+                c.align = space->aligns[0];
+                c.dtype = space->dtypes[0];
+                c.ranks = space->ranks;
+                c.nodes = space->nodes;
+                c.pipe_ops = ops;
+                c.reg_buff = reg;
+                cct_status st;
+                if (space->baseline) {
+                    c.algo = CCT_DEFAULT;
+                    c.proto = CCT_DEFAULT;
+                    if ((st = push_config(l, &c, group)) != CCT_OK)
+                        return st;
+                }
+                for (size_t ai = 0; ai < space->n_algos; ai++)
+                    for (size_t pi = 0; pi < space->n_protos; pi++) {
+                        c.algo = space->algos[ai];
+                        c.proto = space->protos[pi];
+                        if ((st = push_config(l, &c, group)) != CCT_OK)
+                            return st;
+                    }
+            }
+        }
+    }
+    return CCT_OK;
+}
+
 /* Stable partition: LL128 configurations to the end; returns how many there are. */
 static size_t partition_ll128(cct_config *c, size_t n)
 {
@@ -656,6 +740,8 @@ cct_status cct_plan_build(const cct_space *space, cct_plan *plan, cct_error *err
                 size_t forced = l.n;
                 st = expand_forced(space, sess.buffsize, sess.ll_buffsize, sess.ll128_buffsize,
                                    non_default == 0, &l);
+                if (st == CCT_OK && non_default == 0)
+                    st = expand_modes(space, &l);
                 if (st != CCT_OK)
                     goto oom;
                 /* LL128 needs NCCL_PROTO to unlock it where NCCL would not enable it, and
@@ -747,11 +833,16 @@ const char *cct_config_describe(const cct_config *c, char *buf, size_t len)
         snprintf(ch, sizeof ch, "max");
     else
         snprintf(ch, sizeof ch, "%d", c->channels);
-    snprintf(buf, len, "%s %s/%s ch=%s buf=%s ll=%s ll128=%s align=%u %s", cct_coll_name(c->coll),
+    char mode[32] = "";
+    if (cct_config_pipe_ops(c) > 1)
+        snprintf(mode, sizeof mode, " ops=%d", cct_config_pipe_ops(c));
+    if (c->reg_buff)
+        strcat(mode, " reg");
+    snprintf(buf, len, "%s %s/%s ch=%s buf=%s ll=%s ll128=%s align=%u %s%s", cct_coll_name(c->coll),
              algo, proto, ch,
              c->buffsize ? cct_format_bytes(c->buffsize, b1, sizeof b1) : "default",
              c->ll_buffsize ? cct_format_bytes(c->ll_buffsize, b2, sizeof b2) : "default",
              c->ll128_buffsize ? cct_format_bytes(c->ll128_buffsize, b3, sizeof b3) : "default",
-             c->align, cct_dtype_name(c->dtype));
+             c->align, cct_dtype_name(c->dtype), mode);
     return buf;
 }

@@ -1,12 +1,16 @@
 /*
  * cct_space.h - the search space and the plan that covers it.
  *
- * The space has seven dimensions: collective, algorithm x protocol (or NCCL's default),
+ * The space has nine dimensions: collective, algorithm x protocol (or NCCL's default),
  * channel count, buffer sizes (NCCL_BUFFSIZE / NCCL_LL_BUFFSIZE / NCCL_LL128_BUFFSIZE),
- * buffer alignment, data type and message size.  The full cross product is rarely worth
+ * buffer alignment, data type, message size, and the call mode: group size (`--pipe-ops`,
+ * k collectives in one ncclGroupStart/End) and buffer registration (`--regbuff`,
+ * ncclCommRegister).  The full cross product is rarely worth
  * its time, so the default design is "factorial": every algorithm/protocol/channel
  * combination at default buffers, aligned, in float; each other value of buffers,
- * alignment and data type crossed with algorithm/protocol only (channels left to NCCL).
+ * alignment and data type crossed with algorithm/protocol only (channels left to NCCL);
+ * each call mode other than the plain one (1 op, unregistered) likewise, with its own NCCL
+ * default, in the same session as the plain calls.
  * `--cross full` measures the whole product.
  *
  * A plan groups configurations into sessions.  A session is one set of rank processes
@@ -33,6 +37,7 @@
 
 #define CCT_SPACE_MAX_VALUES 32
 #define CCT_CHANNELS_MAX 64 /* "max": NCCL clamps to the communicator's channel count */
+#define CCT_PIPE_OPS_MAX 16 /* largest group of --pipe-ops (each op has its own buffers) */
 
 typedef struct cct_algo_proto {
     int algo, proto;
@@ -60,6 +65,10 @@ typedef struct cct_space {
     size_t n_aligns;
     int dtypes[CCT_NUM_DTYPES];
     size_t n_dtypes;
+    int pipe_ops[CCT_SPACE_MAX_VALUES]; /* group sizes; the first is the reference (1) */
+    size_t n_pipe_ops;
+    bool reg_buffs[2]; /* unregistered and/or registered buffers */
+    size_t n_reg_buffs;
     uint64_t min_bytes, max_bytes;
     double factor; /* grid step */
     bool off_grid; /* add 1.5x midpoints of every other octave */
@@ -84,6 +93,10 @@ typedef struct cct_session {
     bool baseline; /* includes NCCL's own choices (algo/proto CCT_DEFAULT) */
     bool unlock;   /* NCCL_PROTO=LL,LL128,Simple: LL128 forced where NCCL would not pick it */
     bool bench;    /* ccltune bench: the table under test is loaded (CCLTUNE_TABLE) */
+    bool no_rules; /* bench --rules off: CCLTUNE_RULES=0, the table's sections are ignored */
+    /* bench of a table with nccl_constants: 'default' runs on a communicator initialised
+     * with NCCL's own constants, the rest with the table's */
+    bool default_no_constants;
     size_t first_config, n_configs; /* slice of plan->configs, grouped by collective */
 } cct_session;
 
@@ -127,7 +140,9 @@ typedef struct cct_estimate {
 cct_estimate cct_plan_estimate(const cct_plan *plan, int warmup, int cycles, double cycle_us,
                                double alpha_us, double beta_gbps);
 
-/* One line describing a configuration: "allreduce ring/ll ch=2 buf=default align=4 float". */
+/* One line describing a configuration: "allreduce ring/ll ch=2 buf=default align=4 float",
+ * then " ops=4" and " reg" for a grouped or registered call mode (plain calls keep the line,
+ * and so the plan hash, they had before call modes existed). */
 const char *cct_config_describe(const cct_config *cfg, char *buf, size_t len);
 
 #endif

@@ -26,7 +26,7 @@
 #include "cct_error.h"
 #include "cct_measure.h"
 
-#define CCT_STORE_SCHEMA_VERSION 1
+#define CCT_STORE_SCHEMA_VERSION 2 /* 2: call modes (pipe_ops, reg_buff, tuner_*) */
 
 typedef struct cct_store cct_store;
 

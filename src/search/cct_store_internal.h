@@ -30,6 +30,7 @@ struct cct_store {
     sqlite3 *db;
     char *path;
     bool read_only;
+    int schema; /* PRAGMA user_version once attached: a read-only older store stays as is */
 };
 
 /* Turn a failed SQLite call into a cct_status and one sentence naming the store's path and
@@ -75,7 +76,15 @@ int cct_store_state_value(const char *text); /* -1 when unknown */
 #define CCT_STORE_POINT_COLUMNS                                                                    \
     "run_id, coll, algo, proto, channels, buffsize, ll_buffsize, ll128_buffsize, align, "          \
     "ranks, nodes, dtype, bytes, in_place, status, wrong_elements, noisy, nccl_algo, "             \
-    "nccl_proto, n_samples, median_us, p95_us, min_us, max_us, mean_us, cv"
+    "nccl_proto, n_samples, median_us, p95_us, min_us, max_us, mean_us, cv, pipe_ops, "            \
+    "reg_buff, tuner_pipe_ops, tuner_reg_buff, tuner_bytes"
+/* The same columns from a version 1 store (opened read-only, so not migrated): every point
+ * there is a plain call, and what NCCL passed its tuner is unknown. */
+#define CCT_STORE_POINT_COLUMNS_V1                                                                 \
+    "run_id, coll, algo, proto, channels, buffsize, ll_buffsize, ll128_buffsize, align, "          \
+    "ranks, nodes, dtype, bytes, in_place, status, wrong_elements, noisy, nccl_algo, "             \
+    "nccl_proto, n_samples, median_us, p95_us, min_us, max_us, mean_us, cv, 1, 0, NULL, NULL, "    \
+    "NULL"
 
 /* "allreduce ring/simple, 4 channels, ... 1048576 B out-of-place" for messages: names every
  * dimension a user could have mistyped.  Returns buf. */

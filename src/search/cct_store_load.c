@@ -74,6 +74,14 @@ static cct_status read_point(cct_store *s, sqlite3_stmt *st, cct_point *p, cct_e
     p->stats.max_us = column_real(st, 23);
     p->stats.mean_us = column_real(st, 24);
     p->stats.cv = column_real(st, 25);
+    int ops = sqlite3_column_int(st, 26);
+    c->pipe_ops = ops > 1 ? ops : 0; /* plain calls in their zero-initialised form */
+    c->reg_buff = sqlite3_column_int(st, 27) != 0;
+    if (sqlite3_column_type(st, 28) != SQLITE_NULL) {
+        p->tuner_pipe_ops = sqlite3_column_int(st, 28);
+        p->tuner_reg_buff = sqlite3_column_int(st, 29);
+        p->tuner_bytes = (uint64_t)sqlite3_column_int64(st, 30);
+    }
     return CCT_OK;
 }
 
@@ -128,12 +136,15 @@ cct_status cct_store_load_points(cct_store *store, const int64_t *run_ids, size_
     cct_status rc = cct_store_begin_read(store, "loading points", err);
     if (rc != CCT_OK)
         return rc;
-    rc =
-        cct_store_prepare(store,
-                          all ? "SELECT " CCT_STORE_POINT_COLUMNS " FROM points ORDER BY run_id, id"
-                              : "SELECT " CCT_STORE_POINT_COLUMNS " FROM points WHERE run_id = ? "
-                                "ORDER BY id",
-                          &st, "loading points", err);
+    bool v1 = store->schema < 2;
+    const char *sql =
+        v1 ? (all ? "SELECT " CCT_STORE_POINT_COLUMNS_V1 " FROM points ORDER BY run_id, id"
+                  : "SELECT " CCT_STORE_POINT_COLUMNS_V1 " FROM points WHERE run_id = ? "
+                    "ORDER BY id")
+           : (all ? "SELECT " CCT_STORE_POINT_COLUMNS " FROM points ORDER BY run_id, id"
+                  : "SELECT " CCT_STORE_POINT_COLUMNS " FROM points WHERE run_id = ? "
+                    "ORDER BY id");
+    rc = cct_store_prepare(store, sql, &st, "loading points", err);
     for (size_t r = 0; rc == CCT_OK && r < (all ? 1 : n_runs); r++) {
         bool repeated = false;
         for (size_t q = 0; !all && q < r; q++)

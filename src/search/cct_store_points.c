@@ -22,7 +22,7 @@
 #define KEY_WHERE                                                                                  \
     "run_id = ? AND coll = ? AND algo = ? AND proto = ? AND channels = ? AND buffsize = ? AND "    \
     "ll_buffsize = ? AND ll128_buffsize = ? AND align = ? AND ranks = ? AND nodes = ? AND "        \
-    "dtype = ? AND bytes = ? AND in_place = ?"
+    "dtype = ? AND bytes = ? AND in_place = ? AND pipe_ops = ? AND reg_buff = ?"
 
 const char *cct_store_describe_point(const cct_config *c, uint64_t bytes, bool in_place, char *buf,
                                      size_t len)
@@ -30,10 +30,11 @@ const char *cct_store_describe_point(const cct_config *c, uint64_t bytes, bool i
     const char *algo = cct_store_algo_text(c->algo), *proto = cct_store_proto_text(c->proto);
     snprintf(buf, len,
              "%s %s/%s, %d channels, buffsizes %" PRIu64 "/%" PRIu64 "/%" PRIu64
-             ", align %u, %d ranks on %d nodes, %s, %" PRIu64 " B %s",
+             ", align %u, %d ranks on %d nodes, %s, %" PRIu64 " B %s%s%s",
              cct_coll_name(c->coll), algo ? algo : "?", proto ? proto : "?", c->channels,
              c->buffsize, c->ll_buffsize, c->ll128_buffsize, c->align, c->ranks, c->nodes,
-             cct_dtype_name(c->dtype), bytes, in_place ? "in-place" : "out-of-place");
+             cct_dtype_name(c->dtype), bytes, in_place ? "in-place" : "out-of-place",
+             cct_config_pipe_ops(c) > 1 ? ", grouped" : "", c->reg_buff ? ", registered" : "");
     return buf;
 }
 
@@ -86,6 +87,13 @@ static int bind_key(sqlite3_stmt *st, int64_t run_id, const cct_config *c, uint6
     return rc;
 }
 
+/* The call-mode key columns, at parameters idx and idx + 1. */
+static int bind_mode(sqlite3_stmt *st, int idx, const cct_config *c)
+{
+    return sqlite3_bind_int(st, idx, cct_config_pipe_ops(c)) |
+           sqlite3_bind_int(st, idx + 1, c->reg_buff ? 1 : 0);
+}
+
 static int bind_real(sqlite3_stmt *st, int idx, double v)
 {
     return isnan(v) ? sqlite3_bind_null(st, idx) : sqlite3_bind_double(st, idx, v);
@@ -107,6 +115,11 @@ static cct_status check_point(cct_store *s, const cct_point *p, const double *sa
         bad = "NCCL protocol";
     else if (p->wrong > INT64_MAX)
         bad = "wrong-element count";
+    else if (p->cfg.pipe_ops < 0)
+        bad = "group size (pipe_ops)";
+    else if (p->tuner_pipe_ops > 0 &&
+             (p->tuner_reg_buff < -1 || p->tuner_reg_buff > 1 || p->tuner_bytes > INT64_MAX))
+        bad = "record of what NCCL passed its tuner";
     else if (n > 0 && !samples)
         bad = "sample array (NULL)";
     else if (n > (size_t)INT32_MAX)
@@ -154,7 +167,7 @@ static cct_status insert_point(cct_store *s, int64_t run_id, const cct_point *p,
         cct_store_prepare(s,
                           "INSERT INTO points (" CCT_STORE_POINT_COLUMNS ", measured) VALUES "
                           "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                          "?, ?, ?, ?, ?, ?, ?, "
+                          "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
                           "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
                           &st, "adding a point", err);
     if (rc != CCT_OK)
@@ -178,6 +191,17 @@ static cct_status insert_point(cct_store *s, int64_t run_id, const cct_point *p,
     b |= bind_real(st, i++, p->stats.max_us);
     b |= bind_real(st, i++, p->stats.mean_us);
     b |= bind_real(st, i++, p->stats.cv);
+    b |= bind_mode(st, i, &p->cfg);
+    i += 2;
+    if (p->tuner_pipe_ops > 0) {
+        b |= sqlite3_bind_int(st, i++, p->tuner_pipe_ops);
+        b |= sqlite3_bind_int(st, i++, p->tuner_reg_buff);
+        b |= sqlite3_bind_int64(st, i++, (sqlite3_int64)p->tuner_bytes);
+    } else {
+        b |= sqlite3_bind_null(st, i++);
+        b |= sqlite3_bind_null(st, i++);
+        b |= sqlite3_bind_null(st, i++);
+    }
     int step = b != SQLITE_OK ? b : sqlite3_step(st);
     char what[512];
     if (step == SQLITE_CONSTRAINT_UNIQUE)
@@ -243,7 +267,7 @@ cct_status cct_store_find_point(cct_store *s, int64_t run_id, const cct_config *
     sqlite3_stmt *st;
     if ((rc = cct_store_prepare(s, "SELECT id FROM points WHERE " KEY_WHERE, &st, doing, err)))
         return rc;
-    int step = bind_key(st, run_id, cfg, bytes, in_place);
+    int step = bind_key(st, run_id, cfg, bytes, in_place) | bind_mode(st, 15, cfg);
     if (step == SQLITE_OK)
         step = sqlite3_step(st);
     if (step == SQLITE_ROW)

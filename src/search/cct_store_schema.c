@@ -8,8 +8,11 @@
  * refused before anything is written, so opening the wrong file can never alter it (not
  * even its journal mode).  An empty file is created in one transaction together with its
  * version, so a crash during creation leaves an empty file, never half a schema.
- * migrations[v] upgrades version v to v + 1; version 1 is the first, so the list holds only
- * the creation.  Column meanings are documented for users in docs/store.md.
+ * migrations[0] creates version 1; migrations[v] upgrades version v to v + 1.  A new store
+ * runs them all; a writable older store is upgraded when it is opened, in one transaction
+ * (foreign keys off meanwhile, so rebuilding a table cascades nothing); a read-only older
+ * store is read as it is (cct_store_load.c fills the newer columns' defaults).  Column meanings are
+ * documented for users in docs/store.md.
  */
 #include "cct_store_internal.h"
 
@@ -109,7 +112,81 @@ static const char schema_v1[] =
     "JOIN runs AS r ON r.id = p.run_id\n"
     "JOIN fingerprints AS f ON f.id = r.fingerprint_id;\n";
 
-static const char *const migrations[] = {schema_v1};
+/* Version 2: call modes.  pipe_ops / reg_buff join the point's key (a grouped or registered
+ * measurement is another point than the plain one); tuner_* record what NCCL passed its tuner
+ * (NULL: unknown).  The UNIQUE key changes, so the table is rebuilt; old points are plain
+ * calls: pipe_ops 1, reg_buff 0. */
+static const char schema_v2[] =
+    "DROP VIEW point_summary;\n"
+    "CREATE TABLE points_v2 (\n"
+    "    id             INTEGER PRIMARY KEY,\n"
+    "    run_id         INTEGER NOT NULL REFERENCES runs (id),\n"
+    "    coll           TEXT    NOT NULL,\n"
+    "    algo           TEXT    NOT NULL,\n"
+    "    proto          TEXT    NOT NULL,\n"
+    "    channels       INTEGER NOT NULL,\n"
+    "    buffsize       INTEGER NOT NULL,\n"
+    "    ll_buffsize    INTEGER NOT NULL,\n"
+    "    ll128_buffsize INTEGER NOT NULL,\n"
+    "    align          INTEGER NOT NULL,\n"
+    "    ranks          INTEGER NOT NULL,\n"
+    "    nodes          INTEGER NOT NULL,\n"
+    "    dtype          TEXT    NOT NULL,\n"
+    "    bytes          INTEGER NOT NULL,\n"
+    "    in_place       INTEGER NOT NULL CHECK (in_place IN (0, 1)),\n"
+    "    status         TEXT    NOT NULL\n"
+    "                   CHECK (status IN ('ok', 'corrupt', 'hang', 'unsupported', 'error')),\n"
+    "    wrong_elements INTEGER NOT NULL,\n"
+    "    noisy          INTEGER NOT NULL CHECK (noisy IN (0, 1)),\n"
+    "    nccl_algo      TEXT,\n"
+    "    nccl_proto     TEXT,\n"
+    "    n_samples      INTEGER NOT NULL,\n"
+    "    median_us      REAL,\n"
+    "    p95_us         REAL,\n"
+    "    min_us         REAL,\n"
+    "    max_us         REAL,\n"
+    "    mean_us        REAL,\n"
+    "    cv             REAL,\n"
+    "    measured       TEXT    NOT NULL,\n"
+    "    pipe_ops       INTEGER NOT NULL DEFAULT 1 CHECK (pipe_ops >= 1),\n"
+    "    reg_buff       INTEGER NOT NULL DEFAULT 0 CHECK (reg_buff IN (0, 1)),\n"
+    "    tuner_pipe_ops INTEGER CHECK (tuner_pipe_ops >= 1),\n"
+    "    tuner_reg_buff INTEGER CHECK (tuner_reg_buff IN (-1, 0, 1)),\n"
+    "    tuner_bytes    INTEGER,\n"
+    "    UNIQUE (run_id, coll, algo, proto, channels, buffsize, ll_buffsize, ll128_buffsize,\n"
+    "            align, ranks, nodes, dtype, bytes, in_place, pipe_ops, reg_buff)\n"
+    ");\n"
+    "INSERT INTO points_v2 (id, run_id, coll, algo, proto, channels, buffsize, ll_buffsize,\n"
+    "    ll128_buffsize, align, ranks, nodes, dtype, bytes, in_place, status, wrong_elements,\n"
+    "    noisy, nccl_algo, nccl_proto, n_samples, median_us, p95_us, min_us, max_us, mean_us,\n"
+    "    cv, measured, pipe_ops, reg_buff)\n"
+    "SELECT id, run_id, coll, algo, proto, channels, buffsize, ll_buffsize, ll128_buffsize,\n"
+    "    align, ranks, nodes, dtype, bytes, in_place, status, wrong_elements, noisy, nccl_algo,\n"
+    "    nccl_proto, n_samples, median_us, p95_us, min_us, max_us, mean_us, cv, measured, 1, 0\n"
+    "FROM points;\n"
+    "DROP TABLE points;\n"
+    "ALTER TABLE points_v2 RENAME TO points;\n"
+    "CREATE INDEX points_by_shape ON points (coll, ranks, nodes, bytes);\n"
+    "CREATE INDEX points_not_ok ON points (status) WHERE status <> 'ok';\n"
+    "CREATE VIEW point_summary AS\n"
+    "SELECT p.id AS point_id, p.run_id, r.fingerprint_id, f.gpu, f.nccl,\n"
+    "       p.coll, p.algo, p.proto, p.channels, p.buffsize, p.ll_buffsize, p.ll128_buffsize,\n"
+    "       p.align, p.ranks, p.nodes, p.dtype, p.bytes, p.in_place, p.status,\n"
+    "       p.wrong_elements, p.noisy, p.nccl_algo, p.nccl_proto, p.n_samples,\n"
+    "       p.median_us, p.p95_us, p.min_us, p.max_us, p.mean_us, p.cv,\n"
+    "       p.bytes / (NULLIF(p.median_us, 0) * 1e3) AS algbw_gbps,\n"
+    "       p.bytes / (NULLIF(p.median_us, 0) * 1e3) *\n"
+    "           CASE p.coll\n"
+    "           WHEN 'allreduce' THEN 2.0 * (MAX(p.ranks, 1) - 1) / MAX(p.ranks, 1)\n"
+    "           WHEN 'allgather' THEN 1.0 * (MAX(p.ranks, 1) - 1) / MAX(p.ranks, 1)\n"
+    "           WHEN 'reducescatter' THEN 1.0 * (MAX(p.ranks, 1) - 1) / MAX(p.ranks, 1)\n"
+    "           ELSE 1.0 END AS busbw_gbps,\n"
+    "       p.pipe_ops, p.reg_buff, p.tuner_pipe_ops, p.tuner_reg_buff, p.tuner_bytes\n"
+    "FROM points AS p\n"
+    "JOIN runs AS r ON r.id = p.run_id\n"
+    "JOIN fingerprints AS f ON f.id = r.fingerprint_id;\n";
+
+static const char *const migrations[] = {schema_v1, schema_v2};
 _Static_assert(sizeof migrations / sizeof migrations[0] == CCT_STORE_SCHEMA_VERSION,
                "one migration per schema version");
 
@@ -256,6 +333,51 @@ static cct_status create_store(cct_store *s, cct_error *err)
     return rc;
 }
 
+/* Upgrade an older writable store to this build's schema, in one transaction.  Foreign keys
+ * are off meanwhile (SQLite ignores that pragma inside a transaction), so rebuilding the
+ * points table does not cascade into its samples; foreign_key_check proves nothing dangles
+ * before the commit. */
+static cct_status migrate(cct_store *s, cct_error *err)
+{
+    cct_status rc = cct_store_exec(s, "PRAGMA foreign_keys = OFF", "upgrading its schema", err);
+    if (rc == CCT_OK)
+        rc = cct_store_begin_write(s, "upgrading its schema", err);
+    if (rc != CCT_OK) {
+        cct_error ignored;
+        cct_store_exec(s, "PRAGMA foreign_keys = ON", "upgrading its schema", &ignored);
+        return rc;
+    }
+    header h;
+    /* another process may have upgraded it between our check and our lock */
+    if ((rc = read_header(s, &h, err)) == CCT_OK) {
+        for (long long v = h.user_version; rc == CCT_OK && v < CCT_STORE_SCHEMA_VERSION; v++)
+            rc = cct_store_exec(s, migrations[v], "upgrading its schema", err);
+    }
+    long long dangling = 0;
+    if (rc == CCT_OK &&
+        (rc = pragma_int(s, "SELECT count(*) FROM pragma_foreign_key_check", &dangling, err)) ==
+            CCT_OK &&
+        dangling != 0)
+        rc = cct_error_set(err, CCT_ESTORE,
+                           "store %s: upgrading its schema would leave %lld rows without their "
+                           "parent; left unchanged",
+                           s->path, dangling);
+    if (rc == CCT_OK) {
+        char sql[64];
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %d", CCT_STORE_SCHEMA_VERSION);
+        rc = cct_store_exec(s, sql, "upgrading its schema", err);
+    }
+    if (rc == CCT_OK)
+        rc = cct_store_commit(s, "upgrading its schema", err);
+    else
+        cct_store_rollback(s);
+    cct_error ignored;
+    cct_store_exec(s, "PRAGMA foreign_keys = ON", "upgrading its schema", &ignored);
+    if (rc == CCT_OK)
+        s->schema = CCT_STORE_SCHEMA_VERSION;
+    return rc;
+}
+
 cct_status cct_store_schema_attach(cct_store *s, cct_error *err)
 {
     header h;
@@ -268,9 +390,16 @@ cct_status cct_store_schema_attach(cct_store *s, cct_error *err)
                                  "%s is empty, not a ccltune store (open it for writing to "
                                  "create one)",
                                  s->path);
-        return create_store(s, err);
+        cct_status created = create_store(s, err);
+        s->schema = CCT_STORE_SCHEMA_VERSION;
+        return created;
     }
     if ((rc = check_header(s, &h, err)) != CCT_OK)
         return rc;
-    return s->read_only ? CCT_OK : set_wal(s, err);
+    s->schema = (int)h.user_version;
+    if (s->read_only)
+        return CCT_OK;
+    if ((rc = set_wal(s, err)) != CCT_OK)
+        return rc;
+    return s->schema < CCT_STORE_SCHEMA_VERSION ? migrate(s, err) : CCT_OK;
 }

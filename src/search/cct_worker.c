@@ -103,6 +103,8 @@ int cct_search_worker(cct_search_opts *opts)
 
     uint64_t max_bytes = 0;
     unsigned max_align = 0;
+    int max_pipe_ops = 1;
+    bool reg_buff = false;
     for (size_t k = 0; k < sess->n_configs; k++) {
         const cct_config *cfg = &plan.configs[sess->first_config + k];
         uint64_t b = cct_plan_effective_bytes(cfg, plan.sizes[plan.n_sizes - 1]);
@@ -110,9 +112,15 @@ int cct_search_worker(cct_search_opts *opts)
             max_bytes = b;
         if (cfg->align > max_align)
             max_align = cfg->align;
+        if (cct_config_pipe_ops(cfg) > max_pipe_ops)
+            max_pipe_ops = cct_config_pipe_ops(cfg);
+        reg_buff |= cfg->reg_buff;
     }
-    cct_nccl_params params = {rank,      nranks, device,          id,        max_bytes,
-                              max_align, plugin, opts->timeout_s, opts->seed};
+    cct_nccl_params params = {rank,       nranks,       device,   id,
+                              max_bytes,  max_align,    plugin,   opts->timeout_s,
+                              opts->seed, max_pipe_ops, reg_buff, sess->default_no_constants};
+    if (sess->no_rules) /* read by the plugin at its first communicator, below */
+        setenv("CCLTUNE_RULES", "0", 1);
     cct_backend backend = {0};
     st = cct_nccl_backend_create(&params, &backend, &err);
     cct_store *store = NULL;

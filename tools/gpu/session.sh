@@ -7,7 +7,9 @@
 # Stages: build (ccltune, and nccl-tests when its source is carried in .ncclt/), tests
 # (meson test, GPU suite included), probe, proof (the plugin inside real NCCL with a
 # hand-written table), capture (nccl-tests logs for the importers), search2/search4 (the
-# recorded dataset), tune2/tune4/tune8 (end to end).  Logs go to $OUT/logs; a tarball of
+# recorded dataset), tune2/tune4/tune8 (end to end), pipe (issue 8b: grouped/registered call
+# modes), calib (issue 8a: a table's NCCL model constants, rules off, against NCCL's defaults
+# and the oracle at 3/8 and 2/4 ranks).  Logs go to $OUT/logs; a tarball of
 # them and a summary come back.  Nothing here changes the GPU's settings.
 set -uo pipefail
 # Stages write under WORK; only results.tar.gz (refreshed after every stage when PACK=1) and
@@ -36,7 +38,7 @@ nt() {
     timeout "${NT_TIMEOUT:-120}" mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$np" \
         -x LD_LIBRARY_PATH -x PATH -x NCCL_NVLS_ENABLE -x CUDA_MPS_PIPE_DIRECTORY \
         -x CUDA_MPS_LOG_DIRECTORY -x NCCL_TESTS_DEVICE=0 -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS \
-        -x NCCL_TUNER_PLUGIN -x CCLTUNE_TABLE -x NCCL_ALGO -x NCCL_PROTO \
+        -x NCCL_TUNER_PLUGIN -x CCLTUNE_TABLE -x NCCL_ALGO -x NCCL_PROTO -x CCLTUNE_CONSTANTS \
         bash -c 'NCCL_HOSTID=ccltune-nt-$OMPI_COMM_WORLD_RANK exec "$@"' _ "$@"
 }
 
@@ -265,6 +267,79 @@ stage_ncclmodel() {
         mps_start >/dev/null 2>&1 || true
     fi
     summary "ncclmodel: $(grep -l 'Latency' "$d"/model-*.log 2>/dev/null | wc -l) model logs; pipe: $(head -c 300 "$d"/pipe-*R1.txt | tr '\n' ' ')"
+}
+
+# issue 8b: grouped (numPipeOps) and registered-buffer (regBuff) calls.  Tune allreduce and
+# allgather at 2 shared ranks over plain, 4-op groups and registered buffers, then bench that
+# table in 4-op group mode (and registered 4-op groups); the same over NVLink when the kind
+# has more than one GPU.  Look for: "pipe_ops:"/"reg_buff:" sections in the table (keyed
+# sections exist only where a mode decides otherwise) and tuned >= default in the benches.
+PIPE_ARGS=${PIPE_ARGS:---colls allreduce,allgather --pipe-ops 1,4 --regbuff no,yes --max-bytes 16M --channels nccl --cycles 3 --timeout 30}
+pipe_run() {
+    local tag=$1 ranks=$2 rpg=$3
+    local t0=$SECONDS y=$OUT/pipe-$tag.yaml
+    timeout 150 "$CCLTUNE" tune -o "$y" --store "$OUT/pipe-$tag.db" --no-plots \
+        --note "issue 8b: call modes, $tag" --ranks "$ranks" --ranks-per-gpu "$rpg" $PIPE_ARGS \
+        >"$LOG/pipe-tune-$tag.log" 2>&1
+    local rc=$?
+    local keyed
+    keyed=$(grep -cE '^ +(pipe_ops|reg_buff):' "$y" 2>/dev/null)
+    for reg in no yes; do
+        timeout 60 "$CCLTUNE" bench "$y" --ranks "$ranks" --ranks-per-gpu "$rpg" --pipe-ops 4 \
+            --regbuff "$reg" --colls allreduce,allgather --sizes 16K,256K,1M,4M --cycles 4 \
+            --store "$OUT/pipe-bench-$tag-$reg.db" -o "$OUT/pipe-bench-$tag-$reg.md" \
+            >"$LOG/pipe-bench-$tag-$reg.log" 2>&1
+        summary "pipe $tag bench --pipe-ops 4 --regbuff $reg: rc=$?; $(grep -E 'geometric' "$LOG/pipe-bench-$tag-$reg.log" | cut -c1-160)"
+    done
+    summary "pipe $tag: tune rc=$rc keyed-lines=${keyed:-0} wall=$((SECONDS - t0)) s; $(grep -E 'wrote|session [0-9]+/' "$LOG/pipe-tune-$tag.log" | cut -c1-160 | tr '\n' ' ')"
+}
+stage_pipe() {
+    pipe_run socket-2ranks 2 2
+    local ngpu
+    ngpu=$(nvidia-smi -L | wc -l)
+    if [ "$ngpu" -gt 1 ]; then
+        mps_stop >/dev/null 2>&1 || true
+        pipe_run "nvlink-${ngpu}ranks" "$ngpu" 1
+        mps_start >/dev/null 2>&1 || true
+    fi
+}
+
+# Issue 8a: a table's NCCL model constants (CALTABLE, e.g. from `ccltune calibrate`; default: the
+# hand-written tests/data/tables/constants-only.yaml) benched with its rules off -- tuned = NCCL
+# with the table's constants, default = NCCL untouched (second communicator), oracle = best of
+# Ring/Tree x LL/LL128/Simple forced -- at rank counts the search did not measure (3, 8) and did
+# (2, 4); CALRANKS picks them (each bench is bounded by CALTIMEOUT).  Then NCCL's own printed
+# model (NCCL_DEBUG_SUBSYS=TUNING) at 3 ranks with the plugin writing the constants and with
+# CCLTUNE_CONSTANTS=0: the latency/bandwidth lines must differ.  CALMAX/CALCYCLES/CALCOLLS
+# shrink a bench (defaults 16M (8M at 8 ranks), 4, allreduce,allgather).
+stage_calib() {
+    local t=${CALTABLE:-$ROOT/tests/data/tables/constants-only.yaml} d=$LOG/calib
+    mkdir -p "$d"
+    cp "$t" "$OUT/calib-table.yaml"
+    for np in ${CALRANKS:-3 8 2 4}; do
+        local maxb=16M t0=$SECONDS
+        [ "$np" -ge 8 ] && maxb=8M
+        maxb=${CALMAX:-$maxb}
+        timeout "${CALTIMEOUT:-300}" "$CCLTUNE" bench "$t" --rules off --ranks-per-gpu "$np" \
+            --ranks "$np" --max-bytes "$maxb" --colls "${CALCOLLS:-allreduce,allgather}" \
+            --cycles "${CALCYCLES:-4}" --store "$OUT/calib-$np.db" -o "$OUT/calib-$np.md" \
+            --csv "$OUT/calib-$np.csv" >"$d/bench-$np.log" 2>&1
+        summary "calib bench $np ranks (rules off): rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'geometric' "$d/bench-$np.log" | tr '\n' ' ')"
+    done
+    for c in 1 0; do
+        NCCL_TUNER_PLUGIN=$PLUGIN CCLTUNE_TABLE=$t CCLTUNE_CONSTANTS=$c NCCL_DEBUG=INFO \
+            NCCL_DEBUG_SUBSYS=INIT,TUNING nt 3 "$NT/all_reduce_perf" -b 1K -e 64M -f 4 -n 5 -w 2 \
+            >"$d/model-3ranks-constants$c.log" 2>&1
+        # the model table, from the one process that prints it (all ranks share GPU [0]),
+        # without the host/pid prefix
+        local pid
+        pid=$(grep -m1 -E 'NCCL INFO +Algorithm +\|' "$d/model-3ranks-constants$c.log" | cut -d: -f2)
+        grep -E "^[^:]*:${pid:-none}:[0-9]+ .*NCCL INFO .*\|" "$d/model-3ranks-constants$c.log" |
+            grep -v threadThresholds | sed 's/^.*NCCL INFO//' >"$d/model-3ranks-constants$c.txt"
+    done
+    local differ
+    differ=$(diff "$d/model-3ranks-constants1.txt" "$d/model-3ranks-constants0.txt" | grep -c '^<')
+    summary "calib model: $(wc -l <"$d/model-3ranks-constants1.txt") model lines, $differ differ with vs without constants; $(grep -m1 -o 'wrote [0-9]* NCCL model constants' "$d/model-3ranks-constants1.log"); off: $(grep -m1 -o 'not written ([A-Z_=0-9]*)' "$d/model-3ranks-constants0.log")"
 }
 
 stage_tune2() { tune 2 "${TMAX2:-256M}" --align 0,4,8,12; }

@@ -1,0 +1,308 @@
+/*
+ * cmd_calibrate.c - `ccltune calibrate`: fit NCCL's cost-model constants to stored
+ * measurements (src/cct_calibrate.c) using the topology NCCL printed in its debug logs
+ * (src/cct_nccl_log.c), report how often NCCL's model picks the measured best with its
+ * default and with the fitted constants, and write a table carrying the constants.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cct_calibrate.h"
+#include "cct_cli.h"
+#include "cct_config.h"
+#include "cct_constants.h"
+#include "cct_nccl_log.h"
+#include "cct_store.h"
+
+#define MAX_STORES 16
+
+static void help(FILE *out)
+{
+    fprintf(out,
+            "usage: ccltune calibrate STORE... --nccl-log LOG... -o OUT.yaml [OPTIONS]\n\n"
+            "Fit NCCL's own cost-model constants (base and hardware latencies, bandwidth\n"
+            "ceilings) to the measurements in the stores, so that NCCL's model picks what was\n"
+            "measured fastest, and write them as a table's nccl_constants (the plugin writes\n"
+            "them at communicator init).  Each LOG is an NCCL debug log of one communicator\n"
+            "(NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING) and gives the topology of its\n"
+            "rank count; points at rank counts without a log are not used.  Prints, per rank\n"
+            "count, how often NCCL's pick is within --tie of the measured best with NCCL's\n"
+            "default constants and with the fitted ones (held-out rank counts marked).\n\n"
+            "  --nccl-log LOG        NCCL debug log (repeatable; one per rank count)\n"
+            "  -o, --output FILE     write the table here (atomically)\n"
+            "  --table IN.yaml       add the constants to this table [a constants-only table]\n"
+            "  --fit-ranks N[,N...]  fit on these rank counts only; score on all [all]\n"
+            "  --tie X               a pick within X of the best agrees [0.05]\n"
+            "  --cc X.Y              compute capability [the store's]\n"
+            "  --note TEXT           provenance note\n");
+}
+
+static int parse_ranks_list(const char *text, cct_calib_options *opt)
+{
+    const char *p = text;
+    while (*p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 2 || v > CCT_TABLE_MAX_RANKS || (*end && *end != ',') ||
+            opt->n_fit_ranks >= CCT_CALIB_MAX_TOPOS)
+            return -1;
+        opt->fit_ranks[opt->n_fit_ranks++] = (int)v;
+        p = *end ? end + 1 : end;
+    }
+    return opt->n_fit_ranks ? 0 : -1;
+}
+
+/* Load every run's points of one store and its first run's fingerprint. */
+static cct_status load_store(const char *path, cct_point **all, size_t *n_all,
+                             cct_store_fingerprint *fp, bool *have_fp, char *created,
+                             size_t created_len, cct_error *err)
+{
+    cct_store *store = NULL;
+    cct_status st = cct_store_open(path, true, &store, err);
+    if (st != CCT_OK)
+        return st;
+    cct_store_run *runs = NULL;
+    size_t n_runs = 0;
+    st = cct_store_list_runs(store, &runs, &n_runs, err);
+    if (st == CCT_OK && n_runs == 0)
+        st = cct_error_set(err, CCT_ENOTFOUND, "%s: the store holds no runs", path);
+    for (size_t i = 0; st == CCT_OK && i < n_runs; i++) {
+        const char *when = runs[i].finished[0] ? runs[i].finished : runs[i].started;
+        if (strcmp(when, created) > 0)
+            snprintf(created, created_len, "%s", when);
+        if (!*have_fp) {
+            st = cct_store_get_fingerprint(store, runs[i].fingerprint_id, fp, err);
+            *have_fp = st == CCT_OK;
+        }
+    }
+    cct_point *pts = NULL;
+    size_t n = 0;
+    if (st == CCT_OK)
+        st = cct_store_load_points(store, NULL, 0, &pts, &n, err);
+    if (st == CCT_OK && n > 0) {
+        cct_point *grown = realloc(*all, (*n_all + n) * sizeof *grown);
+        if (!grown) {
+            st = cct_error_set(err, CCT_ENOMEM, "out of memory");
+        } else {
+            memcpy(grown + *n_all, pts, n * sizeof *pts);
+            *all = grown;
+            *n_all += n;
+        }
+    }
+    free(pts);
+    free(runs);
+    cct_store_close(store);
+    return st;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return (s && *s) ? strdup(s) : NULL;
+}
+
+static cct_status fill_new_table(cct_table *t, const cct_store_fingerprint *fp, int cc,
+                                 const char *created, const char *note, cct_error *err)
+{
+    char tool[64];
+    snprintf(tool, sizeof tool, "ccltune %s", CCT_VERSION);
+    t->provenance.tool = strdup(tool);
+    t->provenance.created = strdup(created[0] ? created : "1970-01-01T00:00:00Z");
+    t->provenance.nccl = dup_or_null(fp->nccl);
+    t->provenance.source = strdup("measured");
+    t->provenance.note = strdup(note ? note : "NCCL cost-model constants from ccltune calibrate");
+    t->fingerprint.gpu = strdup(fp->gpu);
+    t->fingerprint.cc = cc;
+    t->fingerprint.gpus_per_node = fp->gpus_per_node > 0 ? fp->gpus_per_node : 1;
+    t->fingerprint.nodes = fp->nodes > 0 ? fp->nodes : 1;
+    t->fingerprint.ranks_per_gpu = fp->ranks_per_gpu > 0 ? fp->ranks_per_gpu : 1;
+    t->fingerprint.links = strdup(fp->links[0] ? fp->links : "net");
+    t->fingerprint.nccl = strdup(fp->nccl[0] ? fp->nccl : "unknown");
+    t->fingerprint.cuda = dup_or_null(fp->cuda);
+    t->ll128_allowed = fp->ll128_allowed;
+    t->ll128_reason = strdup(fp->ll128_reason[0] ? fp->ll128_reason : "from the store");
+    if (!t->provenance.tool || !t->provenance.created || !t->provenance.source ||
+        !t->provenance.note || !t->fingerprint.gpu || !t->fingerprint.links ||
+        !t->fingerprint.nccl || !t->ll128_reason)
+        return cct_error_set(err, CCT_ENOMEM, "out of memory");
+    return CCT_OK;
+}
+
+static void report(const cct_calib_result *r, double tie)
+{
+    printf("ranks  fitted  points  NCCL default consts  calibrated consts  model=NCCL's pick"
+           "  kappa\n");
+    for (size_t i = 0; i < r->n_scores; i++) {
+        const cct_calib_score *s = &r->scores[i];
+        double n = s->points ? (double)s->points : 1.0;
+        printf("%5d  %-6s  %6zu  %11zu (%5.1f %%)  %9zu (%5.1f %%)  %7zu/%-7zu  %6.3f%s\n",
+               s->ranks, s->held_out ? "no" : "yes", s->points, s->agree_default,
+               100.0 * (double)s->agree_default / n, s->agree_calibrated,
+               100.0 * (double)s->agree_calibrated / n, s->nccl_reproduced, s->nccl_known, s->kappa,
+               s->unscored ? " (some picks unmeasured)" : "");
+    }
+    printf("agreement: NCCL's pick within %.0f %% of the measured best over (collective, size) "
+           "points; model=NCCL's pick: the model with default constants picks what NCCL ran\n",
+           100.0 * tie);
+    if (r->fit_points)
+        printf("fit: %zu measured times, %zu latency constants, RMS relative residual %.1f %%\n",
+               r->fit_points, r->fit_params, 100.0 * r->fit_rms_rel);
+    printf("constants (others keep NCCL's value):\n");
+    for (size_t n = 0; n < CCT_CONST_NUM_SLOTS; n++) {
+        cct_const_slot s = cct_const_slot_at(n);
+        double v = cct_const_get(&r->constants, s);
+        if (v == v) {
+            char name[64];
+            printf("  %s %s = %.3f\n", cct_const_family_key(s.family),
+                   cct_const_slot_name(s, name, sizeof name), v);
+        }
+    }
+}
+
+int cct_cmd_calibrate(int argc, char **argv)
+{
+    static const struct option opts[] = {{"nccl-log", required_argument, NULL, 'L'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"table", required_argument, NULL, 'T'},
+                                         {"fit-ranks", required_argument, NULL, 'F'},
+                                         {"tie", required_argument, NULL, 't'},
+                                         {"cc", required_argument, NULL, 'c'},
+                                         {"note", required_argument, NULL, 'n'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *logs[CCT_CALIB_MAX_TOPOS];
+    size_t n_logs = 0;
+    const char *out_path = NULL, *in_table = NULL, *note = NULL;
+    int cc = 0;
+    cct_calib_options opt;
+    cct_calib_options_default(&opt);
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":o:", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'L':
+            if (n_logs >= CCT_CALIB_MAX_TOPOS)
+                return cct_cli_usage_error("calibrate", "at most %d --nccl-log flags",
+                                           CCT_CALIB_MAX_TOPOS);
+            logs[n_logs++] = optarg;
+            break;
+        case 'o':
+            out_path = optarg;
+            break;
+        case 'T':
+            in_table = optarg;
+            break;
+        case 'F':
+            if (parse_ranks_list(optarg, &opt) != 0)
+                return cct_cli_usage_error(
+                    "calibrate", "--fit-ranks: '%s' is not a list of rank counts >= 2", optarg);
+            break;
+        case 't':
+            opt.tie = strtod(optarg, &end);
+            if (*end || !(opt.tie >= 0.0 && opt.tie < 1.0))
+                return cct_cli_usage_error("calibrate", "--tie: '%s' is not a fraction in [0, 1)",
+                                           optarg);
+            break;
+        case 'c':
+            cc = cct_cc_parse(optarg);
+            if (cc <= 0)
+                return cct_cli_usage_error("calibrate",
+                                           "--cc: '%s' is not a compute capability (X.Y)", optarg);
+            break;
+        case 'n':
+            note = optarg;
+            break;
+        case 'h':
+            help(stdout);
+            return CCT_EXIT_OK;
+        case ':':
+            return cct_cli_usage_error("calibrate", "%s needs a value", argv[optind - 1]);
+        default:
+            return cct_cli_usage_error("calibrate", "unknown flag '%s'", argv[optind - 1]);
+        }
+    }
+    size_t n_stores = (size_t)(argc - optind);
+    if (n_stores == 0)
+        return cct_cli_usage_error("calibrate", "no STORE given");
+    if (n_stores > MAX_STORES)
+        return cct_cli_usage_error("calibrate", "at most %d stores", MAX_STORES);
+    if (n_logs == 0)
+        return cct_cli_usage_error("calibrate", "--nccl-log is required (NCCL's topology)");
+    if (!out_path)
+        return cct_cli_usage_error("calibrate", "-o OUT.yaml is required");
+
+    cct_error err;
+    cct_point *points = NULL;
+    size_t n_points = 0;
+    cct_store_fingerprint fp;
+    memset(&fp, 0, sizeof fp);
+    bool have_fp = false;
+    char created[32] = "";
+    for (size_t i = 0; i < n_stores; i++)
+        if (load_store(argv[optind + (int)i], &points, &n_points, &fp, &have_fp, created,
+                       sizeof created, &err) != CCT_OK) {
+            free(points);
+            return cct_cli_fail("calibrate", "%s", err.msg);
+        }
+    if (n_points == 0) {
+        free(points);
+        return cct_cli_fail("calibrate", "the stores hold no points");
+    }
+    if (cc <= 0)
+        cc = fp.cc;
+    if (cc <= 0) {
+        free(points);
+        return cct_cli_fail("calibrate", "the stores do not record the GPU's compute capability: "
+                                         "pass --cc X.Y");
+    }
+    cct_nccl_topo topos[CCT_CALIB_MAX_TOPOS];
+    for (size_t i = 0; i < n_logs; i++) {
+        cct_nccl_log *log = malloc(sizeof *log);
+        if (!log || cct_nccl_log_load(logs[i], log, &err) != CCT_OK) {
+            free(log);
+            free(points);
+            return cct_cli_fail("calibrate", "%s", log ? err.msg : "out of memory");
+        }
+        topos[i] = log->topo;
+        topos[i].cc = cc;
+        free(log);
+        for (size_t j = 0; j < i; j++)
+            if (topos[j].n_ranks == topos[i].n_ranks && topos[j].n_nodes == topos[i].n_nodes) {
+                free(points);
+                return cct_cli_fail("calibrate", "%s and %s both describe %d ranks on %d nodes",
+                                    logs[j], logs[i], topos[i].n_ranks, topos[i].n_nodes);
+            }
+    }
+    cct_calib_result *res = malloc(sizeof *res);
+    if (!res) {
+        free(points);
+        return cct_cli_fail("calibrate", "out of memory");
+    }
+    cct_status st = cct_calibrate(points, n_points, topos, n_logs, &opt, res, &err);
+    free(points);
+    if (st != CCT_OK) {
+        free(res);
+        return cct_cli_fail("calibrate", "%s", err.msg);
+    }
+    report(res, opt.tie);
+    cct_table table;
+    if (in_table)
+        st = cct_table_load_file(in_table, &table, &err);
+    else {
+        cct_table_init(&table);
+        st = fill_new_table(&table, &fp, cc, created, note, &err);
+    }
+    if (st == CCT_OK) {
+        table.constants = res->constants;
+        st = cct_table_save(&table, out_path, &err);
+    }
+    cct_table_destroy(&table); /* empty after a failed load: safe */
+    free(res);
+    if (st != CCT_OK)
+        return cct_cli_fail("calibrate", "%s", err.msg);
+    fprintf(stderr, "ccltune calibrate: wrote %s\n", out_path);
+    return CCT_EXIT_OK;
+}

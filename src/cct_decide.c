@@ -73,6 +73,8 @@ typedef struct ctx {
     size_t *cand; /* indices into sec->conf */
     size_t n_cand;
     const cct_dconf *base; /* the baseline with the chosen buffers, or NULL */
+    size_t def; /* the index that stands for "NCCL's own choice" (sec->n_conf); SIZE_MAX when
+                 * the baseline or the choice NCCL made is unknown: no rule can name it */
     uint64_t *grid;
     size_t n_grid;
 } ctx;
@@ -111,6 +113,37 @@ static bool default_choice(const ctx *x, uint64_t bytes, int *algo, int *proto)
     return isfinite(best);
 }
 
+/* NCCL's default's time at bytes for ranking (measured, else the baseline's model inside its
+ * range; at its protocol's worst penalty with worst_case_align), NAN when unknown. */
+static double default_time(const ctx *x, uint64_t bytes)
+{
+    if (!x->base)
+        return NAN;
+    double t = cct_dconf_time(x->base, bytes);
+    int da, dp;
+    double pen;
+    if (x->opt->worst_case_align && default_choice(x, bytes, &da, &dp) &&
+        cct_dsec_worst_penalty(x->sec, dp, &pen))
+        t *= 1.0 + pen;
+    return t;
+}
+
+/* Time of choice i (a configuration, or x->def) at bytes for ranking. */
+static double conf_time(const ctx *x, size_t i, uint64_t bytes)
+{
+    return i == x->def ? default_time(x, bytes) : cct_dconf_time(&x->sec->conf[i], bytes);
+}
+
+/* Whether configuration i is what NCCL runs by itself at bytes: its algorithm and protocol
+ * at NCCL's channel count (the buffer sizes are the table's either way). */
+static bool is_default_twin(const ctx *x, size_t i, uint64_t bytes)
+{
+    const cct_config *c = &x->sec->conf[i].cfg;
+    int da, dp;
+    return c->channels == 0 && default_choice(x, bytes, &da, &dp) && c->algo == da &&
+           c->proto == dp;
+}
+
 /* Negative when configuration i is preferred over k at bytes (both tied). */
 static int prefer(const ctx *x, size_t i, size_t k, double ti, double tk, uint64_t bytes)
 {
@@ -133,14 +166,17 @@ static int prefer(const ctx *x, size_t i, size_t k, double ti, double tk, uint64
     return i < k ? -1 : i > k;
 }
 
-/* The configuration chosen at bytes (an index into sec->conf). */
+/* The choice at bytes: an index into sec->conf, or x->def. */
 static size_t pick(const ctx *x, uint64_t bytes)
 {
     double best = INFINITY;
+    size_t fastest = SIZE_MAX;
     for (size_t q = 0; q < x->n_cand; q++) {
         double t = cct_dconf_time(&x->sec->conf[x->cand[q]], bytes);
-        if (t < best)
+        if (t < best) {
             best = t;
+            fastest = x->cand[q];
+        }
     }
     size_t win = SIZE_MAX;
     double tw = NAN;
@@ -154,46 +190,39 @@ static size_t pick(const ctx *x, uint64_t bytes)
             tw = t;
         }
     }
-    /* The preference among ties must not cost more than max_loss_default against NCCL's
-     * own default (the table would then lose to not being installed): fall back to the
-     * forced twin of NCCL's choice (its algorithm and protocol, NCCL's channel count), or
-     * else to the fastest candidate. */
-    double tb = x->base ? cct_dconf_time(x->base, bytes) : NAN;
-    if (win != SIZE_MAX && isfinite(tb) && tw > tb * (1.0 + x->opt->max_loss_default)) {
-        size_t fastest = SIZE_MAX, twin = SIZE_MAX;
-        double tf = INFINITY;
-        int da, dp;
-        bool known = default_choice(x, bytes, &da, &dp);
-        for (size_t q = 0; q < x->n_cand; q++) {
-            size_t i = x->cand[q];
-            double t = cct_dconf_time(&x->sec->conf[i], bytes);
-            if (t < tf) {
-                tf = t;
-                fastest = i;
-            }
-            const cct_config *c = &x->sec->conf[i].cfg;
-            if (known && c->algo == da && c->proto == dp && c->channels == 0)
-                twin = i;
-        }
-        win = twin != SIZE_MAX &&
-                      cct_dconf_time(&x->sec->conf[twin], bytes) <= tf * (1.0 + x->opt->tie)
-                  ? twin
-                  : fastest;
+    double tb = default_time(x, bytes);
+    if (win == SIZE_MAX || !isfinite(tb))
+        return win;
+    double guard = 1.0 + x->opt->max_loss_default;
+    if (x->def != SIZE_MAX) {
+        /* Leave NCCL's choice only for a gain larger than the guard: the preferred tie, else
+         * the fastest; the forced twin of NCCL's choice is NCCL's choice. */
+        if (!(tw * guard < tb))
+            win = best * guard < tb ? fastest : x->def;
+        return win != x->def && is_default_twin(x, win, bytes) ? x->def : win;
     }
-    return win;
+    /* NCCL's choice unknown (no baseline point recorded it): the preference among ties must
+     * not cost more than the guard against NCCL's default; fall back to the fastest. */
+    return tw > tb * guard ? fastest : win;
 }
 
 /* ---- bands ---- */
 
 typedef struct band {
-    size_t i0, i1; /* grid indices, inclusive */
-    size_t conf;
+    size_t i0, i1;   /* grid indices, inclusive */
+    size_t conf;     /* an index into sec->conf, or ctx.def */
     uint64_t lo, hi; /* [lo, hi): hi CCT_BYTES_INF for the last */
 } band;
 
 static uint64_t boundary(const ctx *x, const band *l, const band *r)
 {
     uint64_t xa = x->grid[l->i1], xb = x->grid[r->i0];
+    /* NCCL's choice keeps every size up to the first measured size where another
+     * configuration won (and from the one after the last): no guess between. */
+    if (r->conf == x->def)
+        return xa + 1;
+    if (l->conf == x->def)
+        return xb;
     const cct_dconf *a = &x->sec->conf[l->conf], *b = &x->sec->conf[r->conf];
     double at;
     if (a->fitted && b->fitted &&
@@ -202,11 +231,7 @@ static uint64_t boundary(const ctx *x, const band *l, const band *r)
         uint64_t u = c >= (double)xb ? xb : (uint64_t)c;
         return u <= xa ? xa + 1 : u;
     }
-    double mid = xa == 0 ? (double)xb / 2.0 : sqrt((double)xa * (double)xb);
-    uint64_t u = (uint64_t)llround(mid);
-    if (u <= xa)
-        u = xa + 1;
-    return u > xb ? xb : u;
+    return cct_decide_geometric_middle(xa, xb);
 }
 
 /* Runs of equal winners, with their boundaries.  Returns the number of bands. */
@@ -228,14 +253,14 @@ static size_t make_bands(const ctx *x, const size_t *win, band *bands)
     return nb;
 }
 
-/* Worst slowdown over band b's sizes if configuration c took them; INFINITY when c has
- * no time at one of them. */
+/* Worst slowdown over band b's sizes if choice c took them; INFINITY when c has no time at
+ * one of them. */
 static double takeover_cost(const ctx *x, const band *b, size_t c)
 {
     double worst = 0.0;
     for (size_t i = b->i0; i <= b->i1; i++) {
-        double tc = cct_dconf_time(&x->sec->conf[c], x->grid[i]);
-        double tw = cct_dconf_time(&x->sec->conf[b->conf], x->grid[i]);
+        double tc = conf_time(x, c, x->grid[i]);
+        double tw = conf_time(x, b->conf, x->grid[i]);
         if (isnan(tc))
             return INFINITY;
         if (tc / tw > worst)
@@ -260,7 +285,16 @@ static double shortfall(const ctx *x, const band *bands, size_t nb, size_t k)
     return (double)(few ? x->opt->min_band_sizes - (int)sizes : 0) + 1.0 / span;
 }
 
-/* Absorb too-narrow bands; returns the final number of bands. */
+static bool band_kept(const bool *kept, const band *b)
+{
+    for (size_t i = b->i0; i <= b->i1; i++)
+        if (kept[i])
+            return true;
+    return false;
+}
+
+/* Absorb too-narrow bands; returns the final number of bands.  A band holding a kept size
+ * (nobody else can serve it, or NCCL's choice by want of evidence) is never absorbed. */
 static size_t settle_bands(const ctx *x, size_t *win, bool *kept, band *bands)
 {
     for (;;) {
@@ -270,7 +304,7 @@ static size_t settle_bands(const ctx *x, size_t *win, bool *kept, band *bands)
         size_t worst = SIZE_MAX;
         double most = 0.0;
         for (size_t k = 0; k < nb; k++) {
-            double f = kept[bands[k].i0] ? 0.0 : shortfall(x, bands, nb, k);
+            double f = band_kept(kept, &bands[k]) ? 0.0 : shortfall(x, bands, nb, k);
             if (f > most) {
                 most = f;
                 worst = k;
@@ -292,48 +326,107 @@ static size_t settle_bands(const ctx *x, size_t *win, bool *kept, band *bands)
     }
 }
 
-/* ---- rules ---- */
+/* ---- evidence against NCCL's default ---- */
 
-static double default_time(const ctx *x, uint64_t bytes)
+/* The grid index whose numbers a rule of choice conf over grid indices [i0, i1] carries: the
+ * size nearest the geometric middle of the measured sizes among those where conf is not
+ * slower than NCCL's default (all of them when there is none such). */
+static size_t ref_index(const ctx *x, size_t conf, size_t i0, size_t i1)
 {
-    if (!x->base)
-        return NAN;
-    double t = cct_dconf_time(x->base, bytes);
-    int da, dp;
-    double pen;
-    if (x->opt->worst_case_align && default_choice(x, bytes, &da, &dp) &&
-        cct_dsec_worst_penalty(x->sec, dp, &pen))
-        t *= 1.0 + pen;
-    return t;
-}
-
-static cct_rule make_rule(const ctx *x, const band *b)
-{
-    const cct_dconf *c = &x->sec->conf[b->conf];
-    cct_rule r = cct_rule_blank();
-    r.min_bytes = b->lo;
-    r.max_bytes = b->hi;
-    r.algo = c->cfg.algo;
-    r.proto = c->cfg.proto;
-    r.channels = c->cfg.channels;
-    /* the grid size nearest the geometric middle of the band's measured sizes */
-    double g0 = (double)(x->grid[b->i0] ? x->grid[b->i0] : 1), g1 = (double)x->grid[b->i1];
+    double g0 = (double)(x->grid[i0] ? x->grid[i0] : 1), g1 = (double)x->grid[i1];
     double centre = 0.5 * (log(g0) + log(g1 > g0 ? g1 : g0));
-    size_t ref = b->i0;
-    double best = INFINITY;
-    for (size_t i = b->i0; i <= b->i1; i++) {
+    size_t ref = SIZE_MAX, any = i0;
+    double best = INFINITY, best_any = INFINITY;
+    for (size_t i = i0; i <= i1; i++) {
         double d = fabs(log((double)(x->grid[i] ? x->grid[i] : 1)) - centre);
-        if (d < best) {
+        if (d < best_any) {
+            best_any = d;
+            any = i;
+        }
+        bool loses = default_time(x, x->grid[i]) < conf_time(x, conf, x->grid[i]);
+        if (!loses && d < best) {
             best = d;
             ref = i;
         }
     }
-    uint64_t at = x->grid[ref];
+    return ref != SIZE_MAX ? ref : any;
+}
+
+/* Whether band b's configuration beats NCCL's default with evidence: at the sizes where both
+ * were measured, the mean log gain exceeds the guard and evidence_z standard errors
+ * (cct_decide_evidence), and at the rule's reference size the default is not faster. */
+static bool band_has_evidence(const ctx *x, const band *b, double *lg, double *se)
+{
+    const cct_dconf *w = &x->sec->conf[b->conf];
+    size_t k = 0;
+    for (size_t i = b->i0; i <= b->i1; i++) {
+        double tw, uw, td, ud;
+        uint64_t at = x->grid[i];
+        if (!cct_dconf_measured(w, at, x->opt->fit.rel_floor, &tw, &uw) ||
+            !cct_dconf_measured(x->base, at, x->opt->fit.rel_floor, &td, &ud))
+            continue;
+        lg[k] = log(default_time(x, at) / cct_dconf_time(w, at));
+        se[k++] = sqrt(uw * uw + ud * ud);
+    }
+    if (!cct_decide_evidence(lg, se, k, x->opt->max_loss_default, x->opt->evidence_z, NULL, NULL))
+        return false;
+    uint64_t ref = x->grid[ref_index(x, b->conf, b->i0, b->i1)];
+    double td = default_time(x, ref);
+    return !(td < cct_dconf_time(w, ref)); /* margin_default >= 0 (unknown is no loss) */
+}
+
+/* Settle the bands, then hand every band whose configuration does not beat NCCL's default
+ * with evidence back to NCCL (those sizes kept: never absorbed again) and settle again,
+ * until every band other than NCCL's choice has its evidence.  Returns the number of bands. */
+static size_t decide_bands(const ctx *x, size_t *win, bool *kept, band *bands, double *scratch)
+{
+    for (;;) {
+        size_t nb = settle_bands(x, win, kept, bands);
+        if (x->def == SIZE_MAX)
+            return nb;
+        bool changed = false;
+        for (size_t k = 0; k < nb; k++) {
+            const band *b = &bands[k];
+            if (b->conf == x->def || band_has_evidence(x, b, scratch, scratch + x->n_grid))
+                continue;
+            for (size_t i = b->i0; i <= b->i1; i++) {
+                if (!isfinite(default_time(x, x->grid[i])))
+                    continue; /* no default to fall back to there: the band keeps it */
+                win[i] = x->def;
+                kept[i] = true;
+                changed = true;
+            }
+        }
+        if (!changed)
+            return nb;
+    }
+}
+
+/* ---- rules ---- */
+
+static cct_rule make_rule(const ctx *x, size_t conf, size_t i0, size_t i1, uint64_t lo, uint64_t hi)
+{
+    cct_rule r = cct_rule_blank();
+    r.min_bytes = lo;
+    r.max_bytes = hi;
+    uint64_t at = x->grid[ref_index(x, conf, i0, i1)];
+    if (conf == x->def) {
+        int da = 0, dp = 0;
+        default_choice(x, at, &da, &dp); /* known: x->def is only set when it is */
+        r.algo = da;
+        r.proto = dp;
+        r.channels = 0;
+    } else {
+        const cct_config *c = &x->sec->conf[conf].cfg;
+        r.algo = c->algo;
+        r.proto = c->proto;
+        r.channels = c->channels;
+    }
     r.ref_bytes = at;
-    r.predicted_us = cct_dconf_time(c, at);
+    r.predicted_us = conf_time(x, conf, at);
     double runner = INFINITY;
     for (size_t q = 0; q < x->n_cand; q++) {
-        if (x->cand[q] == b->conf)
+        if (x->cand[q] == conf)
             continue;
         double t = cct_dconf_time(&x->sec->conf[x->cand[q]], at);
         if (t < runner)
@@ -345,6 +438,34 @@ static cct_rule make_rule(const ctx *x, const band *b)
     if (!isnan(td))
         r.margin_default = td / r.predicted_us - 1.0;
     return r;
+}
+
+/* The rules of one band.  A band of NCCL's choice gets one rule per run of grid sizes at
+ * which NCCL chose the same algorithm and protocol, split at the geometric middle (where
+ * NCCL switches between two measured sizes is not known). */
+static cct_status add_band_rules(const ctx *x, const band *b, cct_section *out)
+{
+    size_t i0 = b->i0;
+    uint64_t lo = b->lo;
+    for (size_t i = b->i0; i <= b->i1; i++) {
+        uint64_t hi = b->hi;
+        if (b->conf == x->def && i < b->i1) {
+            int a0 = 0, p0 = 0, a1 = 0, p1 = 0;
+            default_choice(x, x->grid[i], &a0, &p0);
+            default_choice(x, x->grid[i + 1], &a1, &p1);
+            if (a0 == a1 && p0 == p1)
+                continue;
+            hi = cct_decide_geometric_middle(x->grid[i], x->grid[i + 1]);
+        } else if (i < b->i1) {
+            continue;
+        }
+        cct_rule r = make_rule(x, b->conf, i0, i, lo, hi);
+        if (cct_section_add_rule(out, &r) != CCT_OK)
+            return CCT_ENOMEM;
+        i0 = i + 1;
+        lo = hi;
+    }
+    return CCT_OK;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -366,11 +487,9 @@ static void section_free(cct_section *s)
 
 static cct_status fill_section(const ctx *x, const band *bands, size_t nb, cct_section *out)
 {
-    for (size_t k = 0; k < nb; k++) {
-        cct_rule r = make_rule(x, &bands[k]);
-        if (cct_section_add_rule(out, &r) != CCT_OK)
+    for (size_t k = 0; k < nb; k++)
+        if (add_band_rules(x, &bands[k], out) != CCT_OK)
             return CCT_ENOMEM;
-    }
     for (size_t i = 0; i < x->sec->n_conf; i++) {
         const cct_dconf *c = &x->sec->conf[i];
         if (c->fitted && !c->excluded && !c->baseline &&
@@ -386,14 +505,15 @@ static cct_status fill_section(const ctx *x, const band *bands, size_t nb, cct_s
 cct_status cct_dsec_decide(const cct_dsec *sec, const cct_decide_options *opt, const cct_buffers *b,
                            cct_section *out, cct_error *err)
 {
-    ctx x = {.sec = sec, .opt = opt};
+    ctx x = {.sec = sec, .opt = opt, .def = SIZE_MAX};
     x.cand = malloc(sizeof *x.cand * (sec->n_conf ? sec->n_conf : 1));
     x.grid = malloc(sizeof *x.grid * (sec->n ? sec->n : 1));
     size_t *win = malloc(sizeof *win * (sec->n ? sec->n : 1));
     bool *kept = calloc(sec->n ? sec->n : 1, sizeof *kept);
     band *bands = malloc(sizeof *bands * (sec->n ? sec->n : 1));
+    double *scratch = malloc(sizeof *scratch * 2 * (sec->n ? sec->n : 1));
     cct_status st = CCT_OK;
-    if (!x.cand || !x.grid || !win || !kept || !bands) {
+    if (!x.cand || !x.grid || !win || !kept || !bands || !scratch) {
         st = cct_error_set(err, CCT_ENOMEM, "out of memory");
         goto done;
     }
@@ -432,6 +552,9 @@ cct_status cct_dsec_decide(const cct_dsec *sec, const cct_decide_options *opt, c
         if (ng == 0 || x.grid[i] != x.grid[ng - 1])
             x.grid[ng++] = x.grid[i];
     x.n_grid = ng;
+    int da, dp;
+    if (default_choice(&x, 0, &da, &dp))
+        x.def = sec->n_conf; /* NCCL's choice is known: a rule can name it */
     for (size_t i = 0; i < x.n_grid; i++) {
         win[i] = pick(&x, x.grid[i]);
         if (win[i] == SIZE_MAX) { /* cannot happen: each grid size is someone's measurement */
@@ -440,7 +563,7 @@ cct_status cct_dsec_decide(const cct_dsec *sec, const cct_decide_options *opt, c
             goto done;
         }
     }
-    size_t nb = settle_bands(&x, win, kept, bands);
+    size_t nb = decide_bands(&x, win, kept, bands, scratch);
     if (fill_section(&x, bands, nb, out) != CCT_OK) {
         section_free(out);
         st = cct_error_set(err, CCT_ENOMEM, "out of memory");
@@ -451,6 +574,7 @@ done:
     free(win);
     free(kept);
     free(bands);
+    free(scratch);
     return st;
 }
 

@@ -29,7 +29,11 @@ typedef struct cct_decide_options {
     double tie;              /* configurations within this fraction of the fastest tie (0.05) */
     double max_loss_default; /* a tie-break may not pick a configuration predicted slower than
                               * NCCL's default by more than this fraction (0.02); then the
-                              * fastest, or NCCL's own choice forced, wins instead */
+                              * fastest, or NCCL's own choice forced, wins instead; and a
+                              * band leaves NCCL's choice only when it beats NCCL's default
+                              * by more than this */
+    double evidence_z;       /* ... and by more than this many standard errors of its mean
+                              * gain over the band's measured sizes (2.0); <= 0: guard only */
     double min_band_factor;  /* an interior band must span max/min >= this (2.0); <= 1: off */
     int min_band_sizes;      /* every band must rest on this many measured sizes (2); <=1: off */
     bool ll128_allowed;      /* false: every LL128 configuration is excluded (default false) */
@@ -81,5 +85,12 @@ cct_status cct_build_mode_sections(const cct_point *points, size_t n, const cct_
  * does not change sign over [lo, hi].  No global state: safe from several threads. */
 bool cct_decide_crossover(const cct_model *a, double factor_a, const cct_model *b, double factor_b,
                           uint64_t lo, uint64_t hi, double *at);
+
+/* Whether a configuration beats NCCL's default with evidence, from its log gains
+ * log(t_default / t_config) and their standard errors at k measured sizes: the mean gain must
+ * exceed log(1 + guard) and z times its standard error sqrt(sum se^2) / k (z <= 0: the guard
+ * only).  k = 0 is no evidence.  The mean and standard error go to *mean and *se when not NULL. */
+bool cct_decide_evidence(const double *log_gain, const double *se, size_t k, double guard, double z,
+                         double *mean, double *se_out);
 
 #endif

@@ -63,6 +63,16 @@ bool cct_dconf_uses(const cct_dconf *c, const cct_buffers *b);
  * configuration's factor. */
 double cct_dconf_time(const cct_dconf *c, uint64_t bytes);
 
+/* Whether c was measured at bytes: then *t is the mean of its medians there (without the
+ * factor) and *rel_se the relative standard error of that mean (cct_fit_sigma, floored at
+ * rel_floor, pooled over the repeats). */
+bool cct_dconf_measured(const cct_dconf *c, uint64_t bytes, double rel_floor, double *t,
+                        double *rel_se);
+
+/* A boundary between two measured sizes lo < hi when nothing better is known: their
+ * geometric middle (hi / 2 when lo is 0), inside (lo, hi]. */
+uint64_t cct_decide_geometric_middle(uint64_t lo, uint64_t hi);
+
 /* Sum over the section's measured sizes of log(best time with buffers b / best time with
  * any buffers), and how many sizes b could serve; used to choose buffers. */
 void cct_dsec_score_buffers(const cct_dsec *sec, const cct_buffers *b, double *log_loss,

@@ -21,6 +21,7 @@ void cct_decide_options_default(cct_decide_options *opt)
     memset(opt, 0, sizeof *opt);
     opt->tie = 0.05;
     opt->max_loss_default = 0.02;
+    opt->evidence_z = 2.0;
     opt->min_band_factor = 2.0;
     opt->min_band_sizes = 2;
     opt->ll128_allowed = false;
@@ -272,6 +273,32 @@ double cct_dconf_time(const cct_dconf *c, uint64_t bytes)
     if (!c->fitted)
         return NAN;
     return cct_model_predict(&c->model, bytes) * c->factor;
+}
+
+bool cct_dconf_measured(const cct_dconf *c, uint64_t bytes, double rel_floor, double *t,
+                        double *rel_se)
+{
+    size_t lo = 0, hi = c->n; /* first point with size >= bytes */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->pts[mid]->bytes < bytes)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    double sum = 0.0, var = 0.0;
+    size_t k = 0;
+    for (size_t i = lo; i < c->n && c->pts[i]->bytes == bytes; i++, k++) {
+        const cct_point *p = c->pts[i];
+        double u = cct_fit_sigma(p, rel_floor) / p->stats.median_us;
+        sum += p->stats.median_us;
+        var += u * u;
+    }
+    if (k == 0)
+        return false;
+    *t = sum / (double)k;
+    *rel_se = sqrt(var) / (double)k;
+    return true;
 }
 
 static bool candidate(const cct_dconf *c)

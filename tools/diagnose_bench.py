@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Why did a benched table lose at a size?  Classify every loss of a `ccltune bench` store.
 
-Usage: tools/diagnose_bench.py TABLE.yaml BENCH.db SEARCH.db [--limit 0.98] [--quiet]
+Usage: tools/diagnose_bench.py TABLE.yaml BENCH.db SEARCH.db [--limit 0.98] [--quiet] [--replay]
 
 TABLE is the table the bench applied, BENCH the bench store (NCCL's default, the table
 applied by the plugin -- algo 'tuned' -- and every candidate forced, in the same cycles),
@@ -22,6 +22,12 @@ that fits, in this order:
                     interpolation put the choice there;
   session-noise     on the grid, and the search store measured the choice within 2 % of the
                     rival (or faster): the bench session disagrees with the search session.
+
+--replay judges a table the bench did not apply (a replay estimate, as tools/replay_bench.py):
+the table's choice at a size is the bench's forced point of that configuration instead of the
+'tuned' point -- or NCCL's default point where the rule is NCCL's own choice (its algorithm and
+protocol at channels 0) and the bench did not force it -- and same-as-default is a rule equal
+to NCCL's own choice.
 
 Read-only; deterministic.  Prints one line per loss and a count per class.
 """
@@ -101,11 +107,11 @@ class Store:
             "status='ok'", (coll,))}
 
 
-def classify(bench, search, grid, coll, size, rule, rival, same_as_default):
-    """rival: (algo, proto, channels) of the configuration the table lost to."""
+def classify(bench, search, grid, coll, size, rule, rival, same_as_default, tuned):
+    """rival: (algo, proto, channels) of the configuration the table lost to; tuned: the
+    bench point that stands for the table's choice."""
     if same_as_default:
         return "same-as-default"
-    tuned = bench.point(coll, size, "tuned", "tuned", 0)
     other = bench.point(coll, size, *rival)
     if tuned and other and mann_whitney_p(bench.samples(tuned[0]),
                                           bench.samples(other[0])) >= 0.05:
@@ -125,6 +131,7 @@ def main(argv):
     if "--limit" in argv:
         args.remove(argv[argv.index("--limit") + 1])
     quiet = "--quiet" in argv
+    replay = "--replay" in argv
     if len(args) != 3:
         sys.exit(__doc__)
     table = yaml.safe_load(open(args[0]))
@@ -139,8 +146,16 @@ def main(argv):
         if not secs:
             continue
         rule = rule_at(secs[0], size)
-        tuned = bench.point(coll, size, "tuned", "tuned", 0)
-        if rule is None or tuned is None:
+        if rule is None:
+            continue
+        choice = (rule["algo"], rule["proto"], rule.get("channels", 0))
+        if not replay:
+            tuned = bench.point(coll, size, "tuned", "tuned", 0)
+        else:
+            tuned = bench.point(coll, size, *choice)
+            if tuned is None and choice == (d_algo, d_proto, 0):
+                tuned = bench.point(coll, size, "default", "default", 0)
+        if tuned is None:
             continue
         t_tuned = tuned[1]
         orc = bench.db.execute(
@@ -150,6 +165,8 @@ def main(argv):
         if coll not in grids:
             grids[coll] = search.grid(coll)
         same = (tuned[2], tuned[3]) == (d_algo, d_proto) and rule.get("channels", 0) == 0
+        if replay:
+            same = choice == (d_algo, d_proto, 0)
         for what, t_rival, rival in (("default", t_def, ("default", "default", 0)),
                                      ("oracle", orc[3] if orc else None,
                                       orc[:3] if orc else None)):
@@ -158,12 +175,12 @@ def main(argv):
             if what == "oracle" and tuple(orc[:3]) == (rule["algo"], rule["proto"],
                                                         rule.get("channels", 0)):
                 cls = classify(bench, search, grids[coll], coll, size, rule,
-                               ("tuned", "tuned", 0), False)
+                               choice if replay else ("tuned", "tuned", 0), False, tuned)
                 cls = "not-significant" if cls != "not-significant" else cls
                 # the oracle *is* the table's choice, forced: only noise separates them
             else:
                 cls = classify(bench, search, grids[coll], coll, size, rule, rival,
-                               same and what == "default")
+                               same and what == "default", tuned)
             counts[what][cls] += 1
             if not quiet:
                 print("%-13s %9d B vs %-7s %.3f  %-16s table %s/%s/%d, rival %s/%s/%s"

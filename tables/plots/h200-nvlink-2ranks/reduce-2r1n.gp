@@ -14,23 +14,9 @@ set xlabel 'message size (bytes NCCL passes its tuner)'
 set grid xtics ytics mytics lc rgb '#e0e0e0'
 set key outside right top vertical noenhanced font ',9' spacing 1.1
 set bars small
-set label 1 'ring/ll 1 ch' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 2 from first 2508, graph 0 to first 2508, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 2 'ring/ll' at first 2508, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 3 from first 5793, graph 0 to first 5793, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 3 'ring/ll 1 ch' at first 5793, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 4 from first 23170, graph 0 to first 23170, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 4 'ring/ll 2 ch' at first 23170, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 5 from first 57436, graph 0 to first 57436, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 5 'ring/ll 64 ch' at first 57436, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 6 from first 160530, graph 0 to first 160530, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 6 'ring/ll' at first 160530, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 7 from first 642119, graph 0 to first 642119, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 7 'ring/ll 64 ch' at first 642119, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 8 from first 2193911, graph 0 to first 2193911, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 8 'ring/ll128 64 ch' at first 2193911, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 9 from first 10273905, graph 0 to first 10273905, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 9 'ring/ll128' at first 10273905, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set label 1 'ring/ll' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 2 from first 1482910, graph 0 to first 1482910, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 2 'ring/simple' at first 1482910, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'reduce-2r1n-time.' . fmt
@@ -38,7 +24,7 @@ do for [fmt in 'png svg'] {
     set logscale y 10
     set yrange [*:*]
     set ylabel 'time per call (µs)'
-    plot 'reduce-2r1n-envelope.dat' index 0:8 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'reduce-2r1n-envelope.dat' index 0:1 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'reduce-2r1n-measured.dat' index 0 using 1:2:3:4 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'reduce-2r1n-measured.dat' index 1 using 1:2:3:4 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'reduce-2r1n-models.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \
@@ -69,7 +55,7 @@ do for [fmt in 'png svg'] {
     unset logscale y
     set yrange [0:*]
     set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'
-    plot 'reduce-2r1n-envelope.dat' index 0:8 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'reduce-2r1n-envelope.dat' index 0:1 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'reduce-2r1n-measured.dat' index 0 using 1:6:7:8 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'reduce-2r1n-measured.dat' index 1 using 1:6:7:8 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'reduce-2r1n-models.dat' index 0 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \

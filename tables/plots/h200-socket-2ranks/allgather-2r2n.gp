@@ -14,13 +14,13 @@ set xlabel 'message size (bytes NCCL passes its tuner)'
 set grid xtics ytics mytics lc rgb '#e0e0e0'
 set key outside right top vertical noenhanced font ',9' spacing 1.1
 set bars small
-set label 1 'ring/ll 1 ch' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 2 from first 79729, graph 0 to first 79729, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 2 'ring/simple 1 ch' at first 79729, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 3 from first 2568476, graph 0 to first 2568476, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 3 'ring/simple 2 ch' at first 2568476, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 4 from first 5931642, graph 0 to first 5931642, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 4 'ring/simple' at first 5931642, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set label 1 'ring/ll' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 2 from first 16384, graph 0 to first 16384, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 2 'ring/ll 1 ch' at first 16384, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 3 from first 79729, graph 0 to first 79729, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 3 'ring/simple 1 ch' at first 79729, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 4 from first 2097153, graph 0 to first 2097153, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 4 'ring/simple' at first 2097153, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'allgather-2r2n-time.' . fmt

@@ -21,10 +21,8 @@ set arrow 3 from first 56756, graph 0 to first 56756, graph 1 nohead dt 3 lc rgb
 set label 3 'tree/simple 2 ch' at first 56756, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 4 from first 478659, graph 0 to first 478659, graph 1 nohead dt 3 lc rgb '#909090' back
 set label 4 'ring/simple 1 ch' at first 478659, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 5 from first 2568476, graph 0 to first 2568476, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 5 'ring/simple 2 ch' at first 2568476, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 6 from first 14529495, graph 0 to first 14529495, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 6 'ring/simple 64 ch' at first 14529495, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 5 from first 2097153, graph 0 to first 2097153, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 5 'ring/simple' at first 2097153, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'allreduce-2r2n-time.' . fmt
@@ -32,7 +30,7 @@ do for [fmt in 'png svg'] {
     set logscale y 10
     set yrange [*:*]
     set ylabel 'time per call (µs)'
-    plot 'allreduce-2r2n-envelope.dat' index 0:5 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'allreduce-2r2n-envelope.dat' index 0:4 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'allreduce-2r2n-measured.dat' index 0 using 1:2:3:4 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'allreduce-2r2n-measured.dat' index 1 using 1:2:3:4 with yerrorbars lc rgb '#1f77b4' pt 7 ps 0.8 dt 1 title 'tree/ll', \
          'allreduce-2r2n-models.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' dt 1 notitle, \
@@ -79,7 +77,7 @@ do for [fmt in 'png svg'] {
     unset logscale y
     set yrange [0:*]
     set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'
-    plot 'allreduce-2r2n-envelope.dat' index 0:5 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'allreduce-2r2n-envelope.dat' index 0:4 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'allreduce-2r2n-measured.dat' index 0 using 1:6:7:8 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'allreduce-2r2n-measured.dat' index 1 using 1:6:7:8 with yerrorbars lc rgb '#1f77b4' pt 7 ps 0.8 dt 1 title 'tree/ll', \
          'allreduce-2r2n-models.dat' index 0 using 1:3 with lines lw 1.5 lc rgb '#1f77b4' dt 1 notitle, \

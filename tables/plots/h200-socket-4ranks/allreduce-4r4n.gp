@@ -23,8 +23,8 @@ set arrow 4 from first 92682, graph 0 to first 92682, graph 1 nohead dt 3 lc rgb
 set label 4 'tree/simple 2 ch' at first 92682, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 5 from first 230891, graph 0 to first 230891, graph 1 nohead dt 3 lc rgb '#909090' back
 set label 5 'ring/simple 1 ch' at first 230891, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 6 from first 5931642, graph 0 to first 5931642, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 6 'ring/simple 2 ch' at first 5931642, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 6 from first 3145729, graph 0 to first 3145729, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 6 'ring/simple' at first 3145729, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'allreduce-4r4n-time.' . fmt

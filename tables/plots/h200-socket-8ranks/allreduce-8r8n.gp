@@ -14,17 +14,15 @@ set xlabel 'message size (bytes NCCL passes its tuner)'
 set grid xtics ytics mytics lc rgb '#e0e0e0'
 set key outside right top vertical noenhanced font ',9' spacing 1.1
 set bars small
-set label 1 'tree/ll 1 ch' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 2 from first 6045, graph 0 to first 6045, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 2 'tree/ll 64 ch' at first 6045, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 3 from first 14189, graph 0 to first 14189, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 3 'tree/simple 1 ch' at first 14189, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 4 from first 40132, graph 0 to first 40132, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 4 'tree/simple 2 ch' at first 40132, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 5 from first 92682, graph 0 to first 92682, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 5 'tree/simple 64 ch' at first 92682, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 6 from first 381479, graph 0 to first 381479, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 6 'ring/simple 1 ch' at first 381479, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set label 1 'tree/ll' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 2 from first 8192, graph 0 to first 8192, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 2 'tree/simple 1 ch' at first 8192, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 3 from first 40132, graph 0 to first 40132, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 3 'tree/simple 2 ch' at first 40132, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 4 from first 92682, graph 0 to first 92682, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 4 'tree/simple 64 ch' at first 92682, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 5 from first 381479, graph 0 to first 381479, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 5 'ring/simple 1 ch' at first 381479, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'allreduce-8r8n-time.' . fmt
@@ -32,7 +30,7 @@ do for [fmt in 'png svg'] {
     set logscale y 10
     set yrange [*:*]
     set ylabel 'time per call (µs)'
-    plot 'allreduce-8r8n-envelope.dat' index 0:5 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'allreduce-8r8n-envelope.dat' index 0:4 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'allreduce-8r8n-measured.dat' index 0 using 1:2:3:4 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'allreduce-8r8n-measured.dat' index 1 using 1:2:3:4 with yerrorbars lc rgb '#1f77b4' pt 7 ps 0.8 dt 1 title 'tree/ll', \
          'allreduce-8r8n-models.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' dt 1 notitle, \
@@ -79,7 +77,7 @@ do for [fmt in 'png svg'] {
     unset logscale y
     set yrange [0:*]
     set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'
-    plot 'allreduce-8r8n-envelope.dat' index 0:5 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'allreduce-8r8n-envelope.dat' index 0:4 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'allreduce-8r8n-measured.dat' index 0 using 1:6:7:8 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'allreduce-8r8n-measured.dat' index 1 using 1:6:7:8 with yerrorbars lc rgb '#1f77b4' pt 7 ps 0.8 dt 1 title 'tree/ll', \
          'allreduce-8r8n-models.dat' index 0 using 1:3 with lines lw 1.5 lc rgb '#1f77b4' dt 1 notitle, \

@@ -19,12 +19,8 @@ set arrow 2 from first 27326, graph 0 to first 27326, graph 1 nohead dt 3 lc rgb
 set label 2 'ring/simple 1 ch' at first 27326, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 3 from first 160530, graph 0 to first 160530, graph 1 nohead dt 3 lc rgb '#909090' back
 set label 3 'ring/simple 2 ch' at first 160530, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 4 from first 532117, graph 0 to first 532117, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 4 'ring/simple 64 ch' at first 532117, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 5 from first 1482910, graph 0 to first 1482910, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 5 'ring/simple 1 ch' at first 1482910, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 6 from first 3632374, graph 0 to first 3632374, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 6 'ring/simple 2 ch' at first 3632374, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 4 from first 786433, graph 0 to first 786433, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 4 'ring/simple' at first 786433, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'broadcast-8r8n-time.' . fmt
@@ -32,7 +28,7 @@ do for [fmt in 'png svg'] {
     set logscale y 10
     set yrange [*:*]
     set ylabel 'time per call (µs)'
-    plot 'broadcast-8r8n-envelope.dat' index 0:5 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'broadcast-8r8n-envelope.dat' index 0:3 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'broadcast-8r8n-measured.dat' index 0 using 1:2:3:4 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'broadcast-8r8n-measured.dat' index 1 using 1:2:3:4 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'broadcast-8r8n-models.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \
@@ -59,7 +55,7 @@ do for [fmt in 'png svg'] {
     unset logscale y
     set yrange [0:*]
     set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'
-    plot 'broadcast-8r8n-envelope.dat' index 0:5 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'broadcast-8r8n-envelope.dat' index 0:3 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'broadcast-8r8n-measured.dat' index 0 using 1:6:7:8 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'broadcast-8r8n-measured.dat' index 1 using 1:6:7:8 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'broadcast-8r8n-models.dat' index 0 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \

@@ -14,15 +14,15 @@ set xlabel 'message size (bytes NCCL passes its tuner)'
 set grid xtics ytics mytics lc rgb '#e0e0e0'
 set key outside right top vertical noenhanced font ',9' spacing 1.1
 set bars small
-set label 1 'ring/ll 1 ch' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 2 from first 10033, graph 0 to first 10033, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 2 'ring/simple 1 ch' at first 10033, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 3 from first 56756, graph 0 to first 56756, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 3 'ring/simple 2 ch' at first 56756, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 4 from first 642119, graph 0 to first 642119, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 4 'ring/simple 64 ch' at first 642119, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 5 from first 1482910, graph 0 to first 1482910, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 5 'ring/simple 1 ch' at first 1482910, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set label 1 'ring/ll 64 ch' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 2 from first 3547, graph 0 to first 3547, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 2 'ring/ll 1 ch' at first 3547, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 3 from first 10033, graph 0 to first 10033, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 3 'ring/simple 1 ch' at first 10033, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 4 from first 56756, graph 0 to first 56756, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 4 'ring/simple 2 ch' at first 56756, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 5 from first 262145, graph 0 to first 262145, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 5 'ring/simple' at first 262145, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'reduce-8r8n-time.' . fmt

@@ -34,10 +34,11 @@ static const replay_case cases[] = {
      "lent H200, 4 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)", ""},
     {"tables/h200-socket-8ranks.yaml", "tests/data/h200/run-2026-11-29b/tune-8.db",
      "lent H200, 8 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)", ""},
-    /* probed before the probe read NCCL's build CUDA version: NCCL 2.28.9+cuda13.0 (its
-     * own log) is not the CUDA 11.8 build LL128's one exception is about */
-    {"tables/h200-nvlink-2ranks.yaml", "tests/data/h200/x2-nvlink/tune-nvlink-2.db",
-     "lent H200 x2, one rank per GPU (NVLink); LL128 allowed: NCCL 2.28.9+cuda13.0", "--ll128 yes"},
+    /* measured with the schedule that keeps NCCL's own Simple twin to 1 GiB (the first NVLink
+     * store, tests/data/h200/x2-nvlink/, had pruned Simple after 2 KiB); the probe reads
+     * NCCL's build CUDA version, so LL128's verdict needs no flag */
+    {"tables/h200-nvlink-2ranks.yaml", "tests/data/h200/run-2026-11-29c/nvlink/tune-nvlink-2.db",
+     "lent H200 x2, one rank per GPU (NVLink); schedule keeps the Simple twin of the default", ""},
 };
 
 static char *slurp(const char *path, size_t *len)

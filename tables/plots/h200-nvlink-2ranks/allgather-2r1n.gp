@@ -16,7 +16,7 @@ set key outside right top vertical noenhanced font ',9' spacing 1.1
 set bars small
 set label 1 'ring/ll' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 2 from first 3145728, graph 0 to first 3145728, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 2 'ring/ll128 64 ch' at first 3145728, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set label 2 'ring/ll128' at first 3145728, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 3 from first 16777217, graph 0 to first 16777217, graph 1 nohead dt 3 lc rgb '#909090' back
 set label 3 'ring/simple' at first 16777217, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {

@@ -15,16 +15,12 @@ set grid xtics ytics mytics lc rgb '#e0e0e0'
 set key outside right top vertical noenhanced font ',9' spacing 1.1
 set bars small
 set label 1 'ring/ll128 1 ch' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 2 from first 2049, graph 0 to first 2049, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 2 'ring/ll' at first 2049, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 3 from first 32768, graph 0 to first 32768, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 3 'ring/ll 2 ch' at first 32768, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 4 from first 65537, graph 0 to first 65537, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 4 'ring/ll' at first 65537, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 5 from first 2097152, graph 0 to first 2097152, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 5 'ring/ll128' at first 2097152, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 6 from first 4194305, graph 0 to first 4194305, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 6 'ring/simple' at first 4194305, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 2 from first 4097, graph 0 to first 4097, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 2 'ring/ll' at first 4097, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 3 from first 2097152, graph 0 to first 2097152, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 3 'ring/ll128' at first 2097152, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 4 from first 4194305, graph 0 to first 4194305, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 4 'ring/simple' at first 4194305, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'broadcast-2r1n-time.' . fmt
@@ -32,7 +28,7 @@ do for [fmt in 'png svg'] {
     set logscale y 10
     set yrange [*:*]
     set ylabel 'time per call (µs)'
-    plot 'broadcast-2r1n-envelope.dat' index 0:5 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'broadcast-2r1n-envelope.dat' index 0:3 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'broadcast-2r1n-measured.dat' index 0 using 1:2:3:4 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'broadcast-2r1n-measured.dat' index 1 using 1:2:3:4 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'broadcast-2r1n-models.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \
@@ -63,7 +59,7 @@ do for [fmt in 'png svg'] {
     unset logscale y
     set yrange [0:*]
     set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'
-    plot 'broadcast-2r1n-envelope.dat' index 0:5 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'broadcast-2r1n-envelope.dat' index 0:3 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'broadcast-2r1n-measured.dat' index 0 using 1:6:7:8 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'broadcast-2r1n-measured.dat' index 1 using 1:6:7:8 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'broadcast-2r1n-models.dat' index 0 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \

@@ -18,6 +18,7 @@
  * Constants no observation depends on stay NAN (NCCL keeps its value).
  */
 #include "cct_calibrate.h"
+#include "cct_calibrate_internal.h"
 
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_multifit.h>
@@ -32,26 +33,14 @@
 /* The algorithms whose constants are fitted. */
 static const int fit_algos[] = {CCT_ALGO_TREE, CCT_ALGO_RING, CCT_ALGO_PAT};
 #define N_FIT_ALGOS 3
-#define N_LAT_PARAMS (N_FIT_ALGOS * CCT_NUM_PROTOS * (1 + CCT_CONST_HW_LINKS))
-
-typedef struct obs {
-    int ti; /* topology index */
-    int coll, algo, proto;
-    uint64_t bytes;
-    double t_us;
-    int n; /* observations averaged */
-} obs;
-
-typedef struct obs_set {
-    obs *v;
-    size_t n, cap;
-} obs_set;
+#define N_LAT_PARAMS CCT_CALIB_N_LAT_PARAMS
 
 void cct_calib_options_default(cct_calib_options *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->tie = 0.05;
     opt->pipe_ops = 1;
+    opt->refine = true;
 }
 
 static bool usable(const cct_point *p)
@@ -71,7 +60,7 @@ static int topo_index(const cct_nccl_topo *topos, size_t n_topos, int ranks, int
 }
 
 static cct_status build_obs(const cct_point *points, size_t n_points, const cct_nccl_topo *topos,
-                            size_t n_topos, obs_set *set, cct_error *err)
+                            size_t n_topos, cct_calib_obs_set *set, cct_error *err)
 {
     memset(set, 0, sizeof *set);
     for (size_t i = 0; i < n_points; i++) {
@@ -86,9 +75,9 @@ static cct_status build_obs(const cct_point *points, size_t n_points, const cct_
         int ti = topo_index(topos, n_topos, p->cfg.ranks, p->cfg.nodes);
         if (ti < 0)
             continue;
-        obs *o = NULL;
+        cct_calib_obs *o = NULL;
         for (size_t j = 0; j < set->n; j++) {
-            obs *q = &set->v[j];
+            cct_calib_obs *q = &set->v[j];
             if (q->ti == ti && q->coll == p->cfg.coll && q->algo == algo && q->proto == proto &&
                 q->bytes == p->bytes) {
                 o = q;
@@ -102,7 +91,7 @@ static cct_status build_obs(const cct_point *points, size_t n_points, const cct_
         }
         if (set->n == set->cap) {
             size_t cap = set->cap ? set->cap * 2 : 256;
-            obs *v = realloc(set->v, cap * sizeof *v);
+            cct_calib_obs *v = realloc(set->v, cap * sizeof *v);
             if (!v) {
                 free(set->v);
                 return cct_error_set(err, CCT_ENOMEM, "calibrate: out of memory");
@@ -110,16 +99,17 @@ static cct_status build_obs(const cct_point *points, size_t n_points, const cct_
             set->v = v;
             set->cap = cap;
         }
-        set->v[set->n++] = (obs){ti, p->cfg.coll, algo, proto, p->bytes, p->stats.median_us, 1};
+        set->v[set->n++] =
+            (cct_calib_obs){ti, p->cfg.coll, algo, proto, p->bytes, p->stats.median_us, 1};
     }
     return CCT_OK;
 }
 
-static const obs *find_obs(const obs_set *set, int ti, int coll, int algo, int proto,
-                           uint64_t bytes)
+const cct_calib_obs *cct_calib_find_obs(const cct_calib_obs_set *set, int ti, int coll, int algo,
+                                        int proto, uint64_t bytes)
 {
     for (size_t j = 0; j < set->n; j++) {
-        const obs *q = &set->v[j];
+        const cct_calib_obs *q = &set->v[j];
         if (q->ti == ti && q->coll == coll && q->algo == algo && q->proto == proto &&
             q->bytes == bytes)
             return q;
@@ -128,12 +118,13 @@ static const obs *find_obs(const obs_set *set, int ti, int coll, int algo, int p
 }
 
 /* measured / modelled Ring/Simple time at large sizes (median); NAN without such points */
-static double kappa_of(const obs_set *set, int ti, const cct_nccl_costs *costs, int pipe_ops)
+static double kappa_of(const cct_calib_obs_set *set, int ti, const cct_nccl_costs *costs,
+                       int pipe_ops)
 {
     double r[512];
     size_t n = 0;
     for (size_t j = 0; j < set->n && n < 512; j++) {
-        const obs *q = &set->v[j];
+        const cct_calib_obs *q = &set->v[j];
         if (q->ti != ti || q->algo != CCT_ALGO_RING || q->proto != CCT_PROTO_SIMPLE ||
             q->bytes < KAPPA_MIN_BYTES)
             continue;
@@ -153,7 +144,7 @@ static double kappa_of(const obs_set *set, int ti, const cct_nccl_costs *costs, 
 }
 
 /* Pointer to latency parameter k (base latencies first, then hw latencies by link). */
-static double *lat_param(cct_constants *c, int k)
+double *cct_calib_lat_param(cct_constants *c, int k)
 {
     int per = N_FIT_ALGOS * CCT_NUM_PROTOS;
     int which = k / per, rest = k % per;
@@ -168,13 +159,13 @@ static void latency_coefficients(const cct_nccl_topo *topo, int coll, int algo, 
     cct_constants zero;
     cct_nccl_constants_default(&zero);
     for (int k = 0; k < N_LAT_PARAMS; k++)
-        *lat_param(&zero, k) = 0.0;
+        *cct_calib_lat_param(&zero, k) = 0.0;
     cct_nccl_costs costs;
     cct_nccl_model_compute(topo, &zero, &costs);
     *c0 = costs.latency_us[coll][algo][proto];
     for (int k = 0; k < N_LAT_PARAMS; k++) {
         cct_constants probe = zero;
-        *lat_param(&probe, k) = 1000.0;
+        *cct_calib_lat_param(&probe, k) = 1000.0;
         cct_nccl_model_compute(topo, &probe, &costs);
         double d = (costs.latency_us[coll][algo][proto] - *c0) / 1000.0;
         coef[k] = fabs(d) < 1e-6 ? 0.0 : round(d * 1e4) / 1e4;
@@ -200,7 +191,7 @@ typedef struct entry {
     int ti, coll, algo, proto;
 } entry;
 
-static bool fitted(const cct_calib_options *opt, int ranks)
+bool cct_calib_fitted(const cct_calib_options *opt, int ranks)
 {
     if (opt->n_fit_ranks == 0)
         return true;
@@ -359,14 +350,14 @@ static cct_status solve(gsl_matrix *X, gsl_vector *y, size_t n_lat, gsl_vector *
     return st;
 }
 
-static bool is_candidate(const cct_nccl_costs *dflt_costs, int coll, int algo, int proto)
+bool cct_calib_is_candidate(const cct_nccl_costs *dflt_costs, int coll, int algo, int proto)
 {
     return dflt_costs->bandwidth_gbps[coll][algo][proto] > 0.0;
 }
 
-static cct_status fit_constants(const obs_set *set, const cct_nccl_topo *topos, size_t n_topos,
-                                const cct_calib_options *opt, const double *kappa,
-                                cct_calib_result *out, cct_error *err)
+static cct_status fit_constants(const cct_calib_obs_set *set, const cct_nccl_topo *topos,
+                                size_t n_topos, const cct_calib_options *opt, const double *kappa,
+                                cct_calib_result *out, cct_calib_resid *resid, cct_error *err)
 {
     cct_constants dflt;
     cct_nccl_constants_default(&dflt);
@@ -378,9 +369,9 @@ static cct_status fit_constants(const obs_set *set, const cct_nccl_topo *topos, 
     entry entries[CCT_CALIB_MAX_TOPOS * CCT_NUM_COLLS * N_FIT_ALGOS * CCT_NUM_PROTOS];
     size_t n_entries = 0, n_rows = 0;
     for (size_t j = 0; j < set->n; j++) {
-        const obs *q = &set->v[j];
-        if (!fitted(opt, topos[q->ti].n_ranks) || !isfinite(kappa[q->ti]) ||
-            !is_candidate(&costs[q->ti], q->coll, q->algo, q->proto))
+        const cct_calib_obs *q = &set->v[j];
+        if (!cct_calib_fitted(opt, topos[q->ti].n_ranks) || !isfinite(kappa[q->ti]) ||
+            !cct_calib_is_candidate(&costs[q->ti], q->coll, q->algo, q->proto))
             continue;
         size_t e = 0;
         while (e < n_entries && !(entries[e].ti == q->ti && entries[e].coll == q->coll &&
@@ -413,17 +404,22 @@ static cct_status fit_constants(const obs_set *set, const cct_nccl_topo *topos, 
     gsl_matrix *X = gsl_matrix_calloc(rows, cols);
     gsl_vector *y = gsl_vector_calloc(rows);
     gsl_vector *beta = gsl_vector_calloc(cols);
-    if (!X || !y || !beta) {
+    resid->rows = malloc(n_rows * sizeof *resid->rows);
+    resid->coef = malloc(n_entries * sizeof *resid->coef);
+    if (!X || !y || !beta || !resid->rows || !resid->coef) {
         gsl_matrix_free(X);
         gsl_vector_free(y);
         gsl_vector_free(beta);
+        cct_calib_resid_free(resid);
         return cct_error_set(err, CCT_ENOMEM, "calibrate: out of memory");
     }
+    memcpy(resid->coef, coef_cache, n_entries * sizeof *resid->coef);
+    resid->n_entries = n_entries;
     size_t r = 0;
     for (size_t j = 0; j < set->n; j++) {
-        const obs *q = &set->v[j];
-        if (!fitted(opt, topos[q->ti].n_ranks) || !isfinite(kappa[q->ti]) ||
-            !is_candidate(&costs[q->ti], q->coll, q->algo, q->proto))
+        const cct_calib_obs *q = &set->v[j];
+        if (!cct_calib_fitted(opt, topos[q->ti].n_ranks) || !isfinite(kappa[q->ti]) ||
+            !cct_calib_is_candidate(&costs[q->ti], q->coll, q->algo, q->proto))
             continue;
         size_t e = 0;
         while (!(entries[e].ti == q->ti && entries[e].coll == q->coll &&
@@ -439,13 +435,15 @@ static cct_status fit_constants(const obs_set *set, const cct_nccl_topo *topos, 
                 gsl_matrix_set(X, r, (size_t)lat_col[k], lf * coef_cache[e][k] * w);
         /* inverse bandwidth in us per MB: time = n / (1000 bw) = (n / 1e6) * (1000 / bw) */
         gsl_matrix_set(X, r, (size_t)n_lat + e, (double)q->bytes / 1e6 / bf * w);
+        resid->rows[resid->n_rows++] =
+            (cct_calib_resid_row){e, target, lf, (double)q->bytes / 1e6 / bf};
         r++;
     }
     /* weak prior: each latency constant near NCCL's default, relative to a 1 us scale */
     for (int k = 0; k < N_LAT_PARAMS; k++) {
         if (lat_col[k] < 0)
             continue;
-        double d = *lat_param(&dflt, k);
+        double d = *cct_calib_lat_param(&dflt, k);
         double scale = fmax(d, 1.0);
         gsl_matrix_set(X, r, (size_t)lat_col[k], PRIOR_WEIGHT / scale);
         gsl_vector_set(y, r, PRIOR_WEIGHT * d / scale);
@@ -459,7 +457,7 @@ static cct_status fit_constants(const obs_set *set, const cct_nccl_topo *topos, 
         fit->present = true;
         for (int k = 0; k < N_LAT_PARAMS; k++)
             if (lat_col[k] >= 0)
-                *lat_param(fit, k) =
+                *cct_calib_lat_param(fit, k) =
                     round(gsl_vector_get(beta, (size_t)lat_col[k]) * 1000.0) / 1000.0;
         out->fit_points = n_rows;
         out->fit_params = (size_t)n_lat;
@@ -491,60 +489,115 @@ static cct_status fit_constants(const obs_set *set, const cct_nccl_topo *topos, 
     return st;
 }
 
-static void score(const obs_set *set, const cct_nccl_topo *topos, size_t n_topos,
-                  const cct_constants *fitted_constants, const cct_calib_options *opt,
+void cct_calib_resid_free(cct_calib_resid *r)
+{
+    free(r->rows);
+    free(r->coef);
+    memset(r, 0, sizeof *r);
+}
+
+double cct_calib_resid_mse(const cct_calib_resid *r, const cct_constants *k)
+{
+    if (r->n_rows == 0)
+        return 0.0;
+    cct_constants full = *k;
+    double theta[N_LAT_PARAMS];
+    for (int j = 0; j < N_LAT_PARAMS; j++)
+        theta[j] = *cct_calib_lat_param(&full, j);
+    double *sums = calloc(2 * r->n_entries, sizeof *sums), *lat = calloc(r->n_entries, sizeof *lat);
+    if (!sums || !lat) {
+        free(sums);
+        free(lat);
+        return INFINITY;
+    }
+    for (size_t e = 0; e < r->n_entries; e++) {
+        lat[e] = r->coef[e][N_LAT_PARAMS];
+        for (int j = 0; j < N_LAT_PARAMS; j++)
+            if (r->coef[e][j] != 0.0)
+                lat[e] += r->coef[e][j] * theta[j];
+    }
+    /* each entry's inverse bandwidth: the 1-D weighted least squares given the latencies */
+    for (size_t i = 0; i < r->n_rows; i++) {
+        const cct_calib_resid_row *w = &r->rows[i];
+        double wt = 1.0 / w->y, rest = (w->y - w->lf * lat[w->entry]) * wt, xw = w->x * wt;
+        sums[2 * w->entry] += rest * xw;
+        sums[2 * w->entry + 1] += xw * xw;
+    }
+    double sse = 0.0;
+    for (size_t i = 0; i < r->n_rows; i++) {
+        const cct_calib_resid_row *w = &r->rows[i];
+        double sxx = sums[2 * w->entry + 1];
+        double b = sxx > 0.0 ? sums[2 * w->entry] / sxx : 0.0;
+        double res = (w->y - w->lf * lat[w->entry] - w->x * b) / w->y;
+        sse += res * res;
+    }
+    free(sums);
+    free(lat);
+    return sse / (double)r->n_rows;
+}
+
+/* Agreement and regret at topology t of the three constant sets: NCCL's defaults, the
+ * least-squares fit and the final (refined) constants. */
+static void score_topo(const cct_calib_grid *grid, const cct_nccl_topo *topos, size_t t,
+                       const cct_constants *ls, const cct_constants *final,
+                       const cct_calib_options *opt, cct_calib_score *s)
+{
+    cct_constants k[3];
+    cct_nccl_constants_default(&k[0]);
+    cct_nccl_constants_overlay(&k[0], ls, &k[1]);
+    cct_nccl_constants_overlay(&k[0], final, &k[2]);
+    cct_nccl_costs costs[3];
+    cct_calib_regret r[3];
+    for (int i = 0; i < 3; i++) {
+        cct_nccl_model_compute(&topos[t], &k[i], &costs[i]);
+        cct_calib_grid_regret(grid, (int)t, &costs[i], opt->pipe_ops, &r[i]);
+    }
+    s->regret_points = r[0].points;
+    double n = r[0].points ? (double)r[0].points : 1.0;
+    s->regret_default = r[0].sum / n;
+    s->regret_ls = r[1].sum / n;
+    s->regret_calibrated = r[2].sum / n;
+    s->unmeasured_default = r[0].unmeasured;
+    s->unmeasured_ls = r[1].unmeasured;
+    s->unmeasured_calibrated = r[2].unmeasured;
+    /* agreement: only where every pick was measured */
+    for (size_t g = 0; g < grid->n; g++) {
+        const cct_calib_grid_point *gp = &grid->v[g];
+        if (gp->ti != (int)t)
+            continue;
+        double tp[3];
+        bool measured = true;
+        for (int i = 0; i < 3 && measured; i++) {
+            int a, p;
+            tp[i] = -1.0;
+            if (cct_nccl_model_choose(&costs[i], gp->coll, gp->bytes, opt->pipe_ops, &a, &p))
+                for (int c = 0; c < gp->n; c++)
+                    if (gp->algo[c] == a && gp->proto[c] == p)
+                        tp[i] = gp->t_us[c];
+            measured = tp[i] > 0.0;
+        }
+        if (!measured) {
+            s->unscored++;
+            continue;
+        }
+        double limit = (1.0 + opt->tie) * gp->best;
+        s->points++;
+        s->agree_default += tp[0] <= limit;
+        s->agree_ls += tp[1] <= limit;
+        s->agree_calibrated += tp[2] <= limit;
+    }
+}
+
+static void score(const cct_calib_grid *grid, const cct_nccl_topo *topos, size_t n_topos,
+                  const cct_constants *ls, const cct_constants *final, const cct_calib_options *opt,
                   const double *kappa, cct_calib_result *out)
 {
-    cct_constants dflt, cal;
-    cct_nccl_constants_default(&dflt);
-    cct_nccl_constants_overlay(&dflt, fitted_constants, &cal);
     out->n_scores = 0;
     for (size_t t = 0; t < n_topos; t++) {
-        cct_nccl_costs cd, cc;
-        cct_nccl_model_compute(&topos[t], &dflt, &cd);
-        cct_nccl_model_compute(&topos[t], &cal, &cc);
         cct_calib_score s = {.ranks = topos[t].n_ranks,
-                             .held_out = !fitted(opt, topos[t].n_ranks),
+                             .held_out = !cct_calib_fitted(opt, topos[t].n_ranks),
                              .kappa = kappa[t]};
-        /* the grid: every (collective, size) measured at this rank count */
-        for (size_t j = 0; j < set->n; j++) {
-            const obs *q = &set->v[j];
-            if (q->ti != (int)t)
-                continue;
-            bool first = true;
-            for (size_t k = 0; k < j && first; k++)
-                first = !(set->v[k].ti == q->ti && set->v[k].coll == q->coll &&
-                          set->v[k].bytes == q->bytes);
-            if (!first)
-                continue;
-            double best = INFINITY;
-            size_t measured = 0;
-            for (int a = 0; a < CCT_NUM_ALGOS; a++)
-                for (int p = 0; p < CCT_NUM_PROTOS; p++) {
-                    const obs *m = is_candidate(&cd, q->coll, a, p)
-                                       ? find_obs(set, (int)t, q->coll, a, p, q->bytes)
-                                       : NULL;
-                    if (m) {
-                        best = fmin(best, m->t_us);
-                        measured++;
-                    }
-                }
-            if (measured < 2)
-                continue; /* only NCCL's own choice measured: nothing to compare */
-            int ad, pd, ac, pc;
-            if (!cct_nccl_model_choose(&cd, q->coll, q->bytes, opt->pipe_ops, &ad, &pd) ||
-                !cct_nccl_model_choose(&cc, q->coll, q->bytes, opt->pipe_ops, &ac, &pc))
-                continue;
-            const obs *od = find_obs(set, (int)t, q->coll, ad, pd, q->bytes);
-            const obs *oc = find_obs(set, (int)t, q->coll, ac, pc, q->bytes);
-            if (!od || !oc) {
-                s.unscored++;
-                continue;
-            }
-            s.points++;
-            s.agree_default += od->t_us <= (1.0 + opt->tie) * best;
-            s.agree_calibrated += oc->t_us <= (1.0 + opt->tie) * best;
-        }
+        score_topo(grid, topos, t, ls, final, opt, &s);
         out->scores[out->n_scores++] = s;
     }
     /* ascending rank count */
@@ -572,8 +625,8 @@ static void reproduce_nccl(const cct_point *points, size_t n_points, const cct_n
         cct_nccl_model_compute(&topos[ti], &dflt, &cd);
         for (size_t j = 0; j < n_points; j++) {
             const cct_point *p = &points[j];
-            if (!usable(p) || p->cfg.algo >= 0 || p->nccl_algo < 0 || p->cfg.ranks != s->ranks ||
-                p->cfg.nodes != topos[ti].n_nodes)
+            if (!usable(p) || p->cfg.algo != CCT_DEFAULT || p->nccl_algo < 0 ||
+                p->cfg.ranks != s->ranks || p->cfg.nodes != topos[ti].n_nodes)
                 continue;
             int a, pr;
             if (!cct_nccl_model_choose(&cd, p->cfg.coll, p->bytes, opt->pipe_ops, &a, &pr))
@@ -584,16 +637,18 @@ static void reproduce_nccl(const cct_point *points, size_t n_points, const cct_n
     }
 }
 
+/* Fit (given NULL) or take given constants (given_ls: the least-squares ones, given: the
+ * final ones), then score them on the points. */
 static cct_status run(const cct_point *points, size_t n_points, const cct_nccl_topo *topos,
-                      size_t n_topos, const cct_constants *given, const cct_calib_options *opt,
-                      cct_calib_result *out, cct_error *err)
+                      size_t n_topos, const cct_constants *given_ls, const cct_constants *given,
+                      const cct_calib_options *opt, cct_calib_result *out, cct_error *err)
 {
     memset(out, 0, sizeof *out);
     cct_constants_clear(&out->constants);
     if (n_topos == 0 || n_topos > CCT_CALIB_MAX_TOPOS)
         return cct_error_set(err, CCT_EINVAL, "calibrate: between 1 and %d topologies needed",
                              CCT_CALIB_MAX_TOPOS);
-    obs_set set;
+    cct_calib_obs_set set;
     cct_status st = build_obs(points, n_points, topos, n_topos, &set, err);
     if (st != CCT_OK)
         return st;
@@ -605,14 +660,29 @@ static cct_status run(const cct_point *points, size_t n_points, const cct_nccl_t
         cct_nccl_model_compute(&topos[t], &dflt, &c);
         kappa[t] = kappa_of(&set, (int)t, &c, opt->pipe_ops);
     }
-    if (given)
+    cct_calib_grid grid;
+    st = cct_calib_grid_build(&set, topos, n_topos, &grid, err);
+    if (st != CCT_OK) {
+        free(set.v);
+        return st;
+    }
+    if (given) {
         out->constants = *given;
-    else
-        st = fit_constants(&set, topos, n_topos, opt, kappa, out, err);
+    } else {
+        cct_calib_resid resid = {0};
+        st = fit_constants(&set, topos, n_topos, opt, kappa, out, &resid, err);
+        out->ls_constants = out->constants;
+        if (st == CCT_OK && opt->refine)
+            st = cct_calib_refine(&grid, &resid, topos, n_topos, opt, &out->constants, out, err);
+        cct_calib_resid_free(&resid);
+    }
+    if (given)
+        out->ls_constants = given_ls ? *given_ls : *given;
     if (st == CCT_OK) {
-        score(&set, topos, n_topos, &out->constants, opt, kappa, out);
+        score(&grid, topos, n_topos, &out->ls_constants, &out->constants, opt, kappa, out);
         reproduce_nccl(points, n_points, topos, n_topos, opt, out);
     }
+    cct_calib_grid_free(&grid);
     free(set.v);
     return st;
 }
@@ -621,12 +691,21 @@ cct_status cct_calibrate(const cct_point *points, size_t n_points, const cct_ncc
                          size_t n_topos, const cct_calib_options *opt, cct_calib_result *out,
                          cct_error *err)
 {
-    return run(points, n_points, topos, n_topos, NULL, opt, out, err);
+    return run(points, n_points, topos, n_topos, NULL, NULL, opt, out, err);
 }
 
 cct_status cct_calibrate_score(const cct_point *points, size_t n_points, const cct_nccl_topo *topos,
                                size_t n_topos, const cct_constants *constants,
                                const cct_calib_options *opt, cct_calib_result *out, cct_error *err)
 {
-    return run(points, n_points, topos, n_topos, constants, opt, out, err);
+    return run(points, n_points, topos, n_topos, NULL, constants, opt, out, err);
+}
+
+cct_status cct_calibrate_evaluate(const cct_point *points, size_t n_points,
+                                  const cct_nccl_topo *topos, size_t n_topos,
+                                  const cct_calib_result *fit, const cct_calib_options *opt,
+                                  cct_calib_result *out, cct_error *err)
+{
+    return run(points, n_points, topos, n_topos, &fit->ls_constants, &fit->constants, opt, out,
+               err);
 }

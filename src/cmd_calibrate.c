@@ -5,6 +5,7 @@
  * default and with the fitted constants, and write a table carrying the constants.
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,11 +29,18 @@ static void help(FILE *out)
             "them at communicator init).  Each LOG is an NCCL debug log of one communicator\n"
             "(NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING) and gives the topology of its\n"
             "rank count; points at rank counts without a log are not used.  Prints, per rank\n"
-            "count, how often NCCL's pick is within --tie of the measured best with NCCL's\n"
-            "default constants and with the fitted ones (held-out rank counts marked).\n\n"
+            "count, how often NCCL's pick is within --tie of the measured best and how much\n"
+            "slower than the best it is (regret), with NCCL's default constants, the\n"
+            "least-squares fit and the final constants (held-out rank counts marked).  The\n"
+            "final constants refine the least-squares ones to lower the regret of NCCL's\n"
+            "pick on the fitted rank counts (docs/calibration.md).\n\n"
             "  --nccl-log LOG        NCCL debug log (repeatable; one per rank count)\n"
             "  -o, --output FILE     write the table here (atomically)\n"
             "  --table IN.yaml       add the constants to this table [a constants-only table]\n"
+            "  --eval STORE          score the constants on this store too, never fit on it\n"
+            "                        (repeatable; e.g. a bench of an earlier table)\n"
+            "  --no-refine           keep the least-squares constants (skip the regret\n"
+            "                        refinement)\n"
             "  --fit-ranks N[,N...]  fit on these rank counts only; score on all [all]\n"
             "  --tie X               a pick within X of the best agrees [0.05]\n"
             "  --cc X.Y              compute capability [the store's]\n"
@@ -129,35 +137,83 @@ static cct_status fill_new_table(cct_table *t, const cct_store_fingerprint *fp, 
     return CCT_OK;
 }
 
-static void report(const cct_calib_result *r, double tie)
+static void report_scores(const cct_calib_result *r, const char *title)
 {
-    printf("ranks  fitted  points  NCCL default consts  calibrated consts  model=NCCL's pick"
-           "  kappa\n");
+    printf("%s\n", title);
+    printf("ranks  fitted  points  agree: NCCL default  least squares     calibrated"
+           "  model=NCCL's pick  kappa\n");
     for (size_t i = 0; i < r->n_scores; i++) {
         const cct_calib_score *s = &r->scores[i];
         double n = s->points ? (double)s->points : 1.0;
-        printf("%5d  %-6s  %6zu  %11zu (%5.1f %%)  %9zu (%5.1f %%)  %7zu/%-7zu  %6.3f%s\n",
+        printf("%5d  %-6s  %6zu  %5zu (%5.1f %%)  %5zu (%5.1f %%)  %5zu (%5.1f %%)  %7zu/%-7zu  "
+               "%6.3f%s\n",
                s->ranks, s->held_out ? "no" : "yes", s->points, s->agree_default,
-               100.0 * (double)s->agree_default / n, s->agree_calibrated,
-               100.0 * (double)s->agree_calibrated / n, s->nccl_reproduced, s->nccl_known, s->kappa,
-               s->unscored ? " (some picks unmeasured)" : "");
+               100.0 * (double)s->agree_default / n, s->agree_ls, 100.0 * (double)s->agree_ls / n,
+               s->agree_calibrated, 100.0 * (double)s->agree_calibrated / n, s->nccl_reproduced,
+               s->nccl_known, s->kappa, s->unscored ? " (some picks unmeasured)" : "");
     }
+    printf("ranks  fitted  points  regret: NCCL default   least squares      calibrated\n");
+    for (size_t i = 0; i < r->n_scores; i++) {
+        const cct_calib_score *s = &r->scores[i];
+        printf("%5d  %-6s  %6zu  %9.3fx (%2zu unm.)  %7.3fx (%2zu unm.)  %7.3fx (%2zu unm.)\n",
+               s->ranks, s->held_out ? "no" : "yes", s->regret_points, exp(s->regret_default),
+               s->unmeasured_default, exp(s->regret_ls), s->unmeasured_ls,
+               exp(s->regret_calibrated), s->unmeasured_calibrated);
+    }
+}
+
+static void report(const cct_calib_result *r, double tie)
+{
+    report_scores(r, "fitted stores:");
     printf("agreement: NCCL's pick within %.0f %% of the measured best over (collective, size) "
-           "points; model=NCCL's pick: the model with default constants picks what NCCL ran\n",
+           "points where every pick was measured; regret: geometric mean of NCCL's pick / the "
+           "measured best over points with two or more measured candidates, a pick never "
+           "measured there (unm.) counted as the slowest measured one; model=NCCL's pick: the "
+           "model with default constants picks what NCCL ran\n",
            100.0 * tie);
     if (r->fit_points)
         printf("fit: %zu measured times, %zu latency constants, RMS relative residual %.1f %%\n",
                r->fit_points, r->fit_params, 100.0 * r->fit_rms_rel);
-    printf("constants (others keep NCCL's value):\n");
+    if (r->refine_params)
+        printf("refine: %zu constants, %zu evaluations, mean log regret on the fitted rank "
+               "counts %.4f -> %.4f\n",
+               r->refine_params, r->refine_evals, r->refine_before, r->refine_after);
+    printf("constants (others keep NCCL's value; least squares in brackets):\n");
     for (size_t n = 0; n < CCT_CONST_NUM_SLOTS; n++) {
         cct_const_slot s = cct_const_slot_at(n);
-        double v = cct_const_get(&r->constants, s);
+        double v = cct_const_get(&r->constants, s), ls = cct_const_get(&r->ls_constants, s);
         if (v == v) {
             char name[64];
-            printf("  %s %s = %.3f\n", cct_const_family_key(s.family),
-                   cct_const_slot_name(s, name, sizeof name), v);
+            printf("  %s %s = %.3f [%.3f]\n", cct_const_family_key(s.family),
+                   cct_const_slot_name(s, name, sizeof name), v, ls);
         }
     }
+}
+
+/* Score the fit on the --eval stores (never fitted on) and print it. */
+static cct_status evaluate(const char *const *paths, size_t n_paths, const cct_nccl_topo *topos,
+                           size_t n_topos, const cct_calib_result *fit,
+                           const cct_calib_options *opt, cct_error *err)
+{
+    cct_point *points = NULL;
+    size_t n_points = 0;
+    cct_store_fingerprint fp;
+    memset(&fp, 0, sizeof fp);
+    bool have_fp = false;
+    char created[32] = "";
+    cct_status st = CCT_OK;
+    for (size_t i = 0; st == CCT_OK && i < n_paths; i++)
+        st = load_store(paths[i], &points, &n_points, &fp, &have_fp, created, sizeof created, err);
+    cct_calib_result *res = st == CCT_OK ? malloc(sizeof *res) : NULL;
+    if (st == CCT_OK && !res)
+        st = cct_error_set(err, CCT_ENOMEM, "out of memory");
+    if (st == CCT_OK)
+        st = cct_calibrate_evaluate(points, n_points, topos, n_topos, fit, opt, res, err);
+    if (st == CCT_OK)
+        report_scores(res, "evaluation stores (--eval, never fitted):");
+    free(res);
+    free(points);
+    return st;
 }
 
 int cct_cmd_calibrate(int argc, char **argv)
@@ -169,10 +225,14 @@ int cct_cmd_calibrate(int argc, char **argv)
                                          {"tie", required_argument, NULL, 't'},
                                          {"cc", required_argument, NULL, 'c'},
                                          {"note", required_argument, NULL, 'n'},
+                                         {"eval", required_argument, NULL, 'E'},
+                                         {"no-refine", no_argument, NULL, 'R'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *logs[CCT_CALIB_MAX_TOPOS];
     size_t n_logs = 0;
+    const char *evals[MAX_STORES];
+    size_t n_evals = 0;
     const char *out_path = NULL, *in_table = NULL, *note = NULL;
     int cc = 0;
     cct_calib_options opt;
@@ -214,6 +274,14 @@ int cct_cmd_calibrate(int argc, char **argv)
             break;
         case 'n':
             note = optarg;
+            break;
+        case 'E':
+            if (n_evals >= MAX_STORES)
+                return cct_cli_usage_error("calibrate", "at most %d --eval stores", MAX_STORES);
+            evals[n_evals++] = optarg;
+            break;
+        case 'R':
+            opt.refine = false;
             break;
         case 'h':
             help(stdout);
@@ -288,6 +356,13 @@ int cct_cmd_calibrate(int argc, char **argv)
         return cct_cli_fail("calibrate", "%s", err.msg);
     }
     report(res, opt.tie);
+    if (n_evals > 0) {
+        st = evaluate(evals, n_evals, topos, n_logs, res, &opt, &err);
+        if (st != CCT_OK) {
+            free(res);
+            return cct_cli_fail("calibrate", "%s", err.msg);
+        }
+    }
     cct_table table;
     if (in_table)
         st = cct_table_load_file(in_table, &table, &err);

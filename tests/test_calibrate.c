@@ -7,7 +7,11 @@
  * (tests/data/h200/run-2026-11-29b) with the topologies NCCL printed
  * (run-2026-11-29c/nccl-model), fitted on 2 and 4 ranks: the model with default constants
  * picks exactly what NCCL ran, the fitted constants agree with the measured best more often
- * than NCCL's defaults at 4 ranks and at the held-out 8, and the output is deterministic.
+ * than NCCL's defaults at 4 ranks and at the held-out 8, the regret refinement lowers the
+ * regret of NCCL's pick on the fitted rank counts and on the held-out 3-rank bench store
+ * (calib-3.db, never fitted) below both NCCL's defaults and least squares, and the output is
+ * deterministic; the committed tables/h200-socket-constants.yaml is reproduced byte for byte.
+ * Regret: a pick never measured counts as the slowest measured candidate.
  * Bad input to the command: a missing log, a log without a TUNING table, a store without
  * points, bad flags -- each a clear message and a non-zero exit.
  */
@@ -23,12 +27,14 @@
 #include <cmocka.h>
 
 #include "cct_calibrate.h"
+#include "cct_calibrate_internal.h"
 #include "cct_nccl_log.h"
 #include "cct_store.h"
 #include "cli_test_util.h"
 
 #define RUN_B "data/h200/run-2026-11-29b/"
 #define LOGS "data/h200/run-2026-11-29c/nccl-model/"
+#define CALIB "data/h200/run-2026-11-29c/calib/"
 
 static void data_path(char *buf, size_t len, const char *rel)
 {
@@ -237,9 +243,92 @@ static void test_replay_recorded(void **s)
     assert_true(s8->held_out);
     assert_true(s8->points >= 40);
     assert_true(s8->agree_calibrated > s8->agree_default);
+    /* the refinement: lower regret than least squares on the fitted rank counts, no worse than
+     * NCCL's defaults there, and no pick sent where nothing was measured at 2 ranks */
+    assert_true(a->refine_after < a->refine_before);
+    const cct_calib_score *s2 = &a->scores[0];
+    for (size_t i = 0; i < a->n_scores; i++) {
+        const cct_calib_score *sc = &a->scores[i];
+        printf("%d ranks: regret default %.3fx, least squares %.3fx, calibrated %.3fx\n", sc->ranks,
+               exp(sc->regret_default), exp(sc->regret_ls), exp(sc->regret_calibrated));
+    }
+    assert_true(s2->regret_calibrated < s2->regret_ls && s4->regret_calibrated < s4->regret_ls);
+    assert_true(s2->regret_calibrated < s2->regret_default);
+    assert_true(s4->regret_calibrated <= s4->regret_default);
+    assert_int_equal(s2->unmeasured_calibrated, 0);
+    assert_true(s2->unmeasured_ls > 0);
+    /* held out: the 3-rank bench store (NCCL with the old constants picked PAT where Ring won) */
+    char path[4096];
+    data_path(path, sizeof path, CALIB "calib-3.db");
+    cct_store *st = NULL;
+    if (cct_store_open(path, true, &st, &err) != CCT_OK)
+        fail_msg("%s", err.msg);
+    cct_point *p3 = NULL;
+    size_t n3 = 0;
+    assert_int_equal(cct_store_load_points(st, NULL, 0, &p3, &n3, &err), CCT_OK);
+    cct_store_close(st);
+    cct_calib_result *e = malloc(sizeof *e);
+    assert_int_equal(cct_calibrate_evaluate(p3, n3, topos, 4, a, &opt, e, &err), CCT_OK);
+    const cct_calib_score *e3 = &e->scores[1];
+    printf("3 ranks (held-out bench store): %zu points, regret default %.3fx, least squares "
+           "%.3fx, calibrated %.3fx\n",
+           e3->regret_points, exp(e3->regret_default), exp(e3->regret_ls),
+           exp(e3->regret_calibrated));
+    assert_int_equal(e3->ranks, 3);
+    assert_true(e3->regret_points >= 20);
+    assert_true(e3->regret_calibrated < e3->regret_default);
+    assert_true(e3->regret_calibrated < e3->regret_ls);
+    assert_int_equal(e3->nccl_reproduced, e3->nccl_known); /* bench-tuned points not counted */
+    free(e);
+    free(p3);
     free(a);
     free(b);
     free(pts);
+}
+
+/* A pick that was never measured at its size counts as the slowest measured candidate there,
+ * so the refinement is never credited for sending NCCL where nobody measured. */
+static void test_unmeasured_pick_regret(void **s)
+{
+    (void)s;
+    cct_nccl_topo topo = synthetic_topo(4);
+    cct_constants dflt;
+    cct_nccl_constants_default(&dflt);
+    cct_nccl_costs costs;
+    cct_nccl_model_compute(&topo, &dflt, &costs);
+    int pa, pp;
+    assert_true(cct_nccl_model_choose(&costs, CCT_COLL_ALLREDUCE, 1024, 1, &pa, &pp));
+    /* two measured candidates, neither of them the model's pick */
+    cct_calib_obs v[3];
+    size_t n = 0;
+    for (int a = 0; a < 2 && n < 2; a++)
+        for (int p = 0; p < CCT_NUM_PROTOS && n < 2; p++) {
+            int algo = a == 0 ? CCT_ALGO_TREE : CCT_ALGO_RING;
+            if ((algo == pa && p == pp) || costs.bandwidth_gbps[CCT_COLL_ALLREDUCE][algo][p] <= 0)
+                continue;
+            v[n] = (cct_calib_obs){0, CCT_COLL_ALLREDUCE, algo, p, 1024, n == 0 ? 10.0 : 25.0, 1};
+            n++;
+        }
+    assert_int_equal(n, 2);
+    cct_calib_obs_set set = {v, n, 3};
+    cct_calib_grid grid;
+    cct_error err;
+    assert_int_equal(cct_calib_grid_build(&set, &topo, 1, &grid, &err), CCT_OK);
+    assert_int_equal(grid.n, 1);
+    cct_calib_regret r;
+    cct_calib_grid_regret(&grid, 0, &costs, 1, &r);
+    assert_int_equal(r.points, 1);
+    assert_int_equal(r.unmeasured, 1);
+    assert_true(fabs(r.sum - log(2.5)) < 1e-12);
+    /* measured: its own time */
+    v[2] = (cct_calib_obs){0, CCT_COLL_ALLREDUCE, pa, pp, 1024, 12.0, 1};
+    set.n = 3;
+    cct_calib_grid_free(&grid);
+    assert_int_equal(cct_calib_grid_build(&set, &topo, 1, &grid, &err), CCT_OK);
+    cct_calib_grid_regret(&grid, 0, &costs, 1, &r);
+    assert_int_equal(r.unmeasured, 0);
+    assert_true(fabs(r.sum - log(1.2)) < 1e-12);
+    cct_calib_grid_free(&grid);
 }
 
 /* --- the command ------------------------------------------------------------------------ */
@@ -285,7 +374,8 @@ static void test_cli(void **s)
     ct_result r = calibrate_cmd(ok);
     if (r.status != 0)
         fail_msg("calibrate failed: %s", r.err);
-    assert_non_null(strstr(r.out, "calibrated consts"));
+    assert_non_null(strstr(r.out, "calibrated"));
+    assert_non_null(strstr(r.out, "regret"));
     assert_non_null(strstr(r.out, "hw_latency_us"));
     ct_result_free(&r);
     const char *ok2[] = {store2,       store4, "--nccl-log", log2, "--nccl-log", log4,
@@ -312,6 +402,19 @@ static void test_cli(void **s)
     assert_true(t2.constants.present);
     assert_string_equal(t2.provenance.note, t1.provenance.note);
     cct_table_destroy(&t2);
+    /* --no-refine keeps the least-squares constants; --eval scores a store it never fits */
+    const char *ls_only[] = {store2,   store4,       "--nccl-log",  log2, "--nccl-log",
+                             log4,     "--nccl-log", log8,          "-o", out2,
+                             "--eval", store4,       "--no-refine", NULL};
+    r = calibrate_cmd(ls_only);
+    if (r.status != 0)
+        fail_msg("calibrate --no-refine failed: %s", r.err);
+    assert_non_null(strstr(r.out, "evaluation stores"));
+    assert_null(strstr(r.out, "refine:"));
+    ct_result_free(&r);
+    assert_int_equal(cct_table_load_file(out2, &t2, &err), CCT_OK);
+    assert_true(memcmp(&t1.constants, &t2.constants, sizeof t1.constants) != 0);
+    cct_table_destroy(&t2);
     cct_table_destroy(&t1);
 
     /* bad input */
@@ -329,6 +432,9 @@ static void test_cli(void **s)
     expect_failure(bad_flag, "unknown flag '--bogus'");
     const char *bad_ranks[] = {store2, "--nccl-log", log2, "-o", out, "--fit-ranks", "1,x", NULL};
     expect_failure(bad_ranks, "--fit-ranks");
+    const char *bad_eval[] = {store2,   "--nccl-log",      log2, "-o", out,
+                              "--eval", "/nonexistent.db", NULL};
+    expect_failure(bad_eval, "/nonexistent.db");
     const char *dup_log[] = {store2, "--nccl-log", log2, "--nccl-log", log2, "-o", out, NULL};
     expect_failure(dup_log, "both describe 2 ranks");
     const char *wrong_ranks[] = {store2, "--nccl-log", log8, "-o", out, NULL};
@@ -358,12 +464,64 @@ static void test_cli(void **s)
     free(dir);
 }
 
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = malloc(1 << 20);
+    *len = buf ? fread(buf, 1, (1 << 20) - 1, f) : 0;
+    fclose(f);
+    return buf;
+}
+
+/* tables/h200-socket-constants.yaml is what the command in tables/README.md writes now */
+static void test_committed_constants_table(void **s)
+{
+    (void)s;
+    char st2[4096], st4[4096], st8[4096], ex4[4096], l2[4096], l3[4096], l4[4096], l8[4096];
+    char want[4096];
+    data_path(st2, sizeof st2, RUN_B "tune-2.db");
+    data_path(st4, sizeof st4, RUN_B "tune-4.db");
+    data_path(st8, sizeof st8, RUN_B "tune-8.db");
+    data_path(ex4, sizeof ex4, RUN_B "exhaustive-4.db");
+    data_path(l2, sizeof l2, LOGS "model-socket-2ranks.log");
+    data_path(l3, sizeof l3, LOGS "model-socket-3ranks.log");
+    data_path(l4, sizeof l4, LOGS "model-socket-4ranks.log");
+    data_path(l8, sizeof l8, LOGS "model-socket-8ranks.log");
+    data_path(want, sizeof want, "../tables/h200-socket-constants.yaml");
+    char *dir = ct_tmpdir("calibrate-table");
+    char out[4096];
+    snprintf(out, sizeof out, "%s/constants.yaml", dir);
+    const char *args[] = {st2,           st4,   st8,          ex4, "--nccl-log", l2,
+                          "--nccl-log",  l3,    "--nccl-log", l4,  "--nccl-log", l8,
+                          "--fit-ranks", "2,4", "-o",         out, NULL};
+    ct_result r = calibrate_cmd(args);
+    if (r.status != 0)
+        fail_msg("calibrate failed: %s", r.err);
+    ct_result_free(&r);
+    size_t n_want = 0, n_got = 0;
+    char *w = slurp(want, &n_want), *g = slurp(out, &n_got);
+    assert_non_null(w);
+    assert_non_null(g);
+    if (n_want != n_got || memcmp(w, g, n_want) != 0)
+        fail_msg("tables/h200-socket-constants.yaml is not what `ccltune calibrate` writes now "
+                 "(%s); regenerate it with the command in tables/README.md",
+                 out);
+    free(w);
+    free(g);
+    ct_rm_rf(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_synthetic_recovery),
         cmocka_unit_test(test_no_usable_points),
         cmocka_unit_test(test_replay_recorded),
+        cmocka_unit_test(test_unmeasured_pick_regret),
+        cmocka_unit_test(test_committed_constants_table),
         cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

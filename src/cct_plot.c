@@ -206,6 +206,7 @@ static cct_status build_figure(const cct_point *pts, size_t n, const cct_table *
         band->lo = r->min_bytes > f->xmin ? r->min_bytes : f->xmin;
         band->hi = r->max_bytes < f->xmax ? r->max_bytes : f->xmax;
         band->index = -1;
+        band->nccl = cct_rule_is_nccl_choice(r);
     }
     return CCT_OK;
 }

@@ -30,6 +30,7 @@ typedef struct cct_plot_band {
     const cct_rule *rule;
     uint64_t lo, hi; /* clipped to [xmin, xmax] */
     int index;       /* gnuplot index of its block in NAME-envelope.dat; -1: nothing drawn */
+    bool nccl;       /* left to NCCL (cct_rule_is_nccl_choice): drawn as "NCCL's choice" */
 } cct_plot_band;
 
 typedef struct cct_plot_figure {

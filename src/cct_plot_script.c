@@ -10,6 +10,7 @@
  *
  * Styles: a colour per algorithm/protocol, a point and dash type per channel count, NCCL's
  * default thick and black, the table's envelope a wide grey band drawn first (underneath),
+ * light amber where the table leaves the band to NCCL (the envelope follows NCCL's default),
  * corrupt configurations red with crosses, and their wrong points circled in red on top.
  */
 #include <errno.h>
@@ -23,6 +24,7 @@
 #define WIDTH 1400
 #define HEIGHT 860
 #define CORRUPT_RGB "#e00000"
+#define NCCL_CHOICE_RGB "#f2d49b" /* light amber: bands left to NCCL */
 
 /* Colours for algorithm x protocol (no red: red marks corrupt points). */
 static const char *const colours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
@@ -92,7 +94,10 @@ static void band_marks(FILE *f, const cct_plot_figure *fig)
                     "lc rgb '#909090' back\n",
                     tag, (unsigned long long)b->lo, (unsigned long long)b->lo);
         char text[64];
-        if (r->channels)
+        if (b->nccl)
+            snprintf(text, sizeof text, "left to NCCL (%s/%s)", cct_algo_name(r->algo),
+                     cct_proto_name(r->proto));
+        else if (r->channels)
             snprintf(text, sizeof text, "%s/%s %d ch", cct_algo_name(r->algo),
                      cct_proto_name(r->proto), r->channels);
         else
@@ -128,19 +133,48 @@ static void titled(clauses *c, const char *label)
     put_quoted(c->f, label);
 }
 
+/* The envelope: runs of consecutive drawn bands of one kind share a clause; bands of the
+ * table's own choice are grey, bands left to NCCL (NCCL's default) light amber, each kind
+ * titled once. */
+static void envelope_clauses(clauses *c, const cct_plot_figure *fig, bool bw)
+{
+    bool titled_kind[2] = {false, false};
+    size_t i = 0;
+    while (i < fig->n_bands) {
+        const cct_plot_band *b = &fig->bands[i];
+        if (b->index < 0) {
+            i++;
+            continue;
+        }
+        int first = b->index, last = b->index;
+        bool nccl = b->nccl;
+        for (i++; i < fig->n_bands; i++) {
+            const cct_plot_band *n = &fig->bands[i];
+            if (n->index < 0)
+                continue;
+            if (n->nccl != nccl)
+                break;
+            last = n->index;
+        }
+        clause(c, "'%s-envelope.dat' index %d", fig->name, first);
+        if (last != first)
+            fprintf(c->f, ":%d", last);
+        fprintf(c->f, " using 1:%d with lines lw 9 lc rgb '%s'", bw ? 3 : 2,
+                nccl ? NCCL_CHOICE_RGB : "#c8c8c8");
+        if (titled_kind[nccl])
+            fputs(" notitle", c->f);
+        else
+            titled(c, nccl ? "NCCL's choice (band left to NCCL)" : "chosen by the table");
+        titled_kind[nccl] = true;
+    }
+}
+
 /* One plot command: busbw selects the bandwidth columns. */
 static void plot(FILE *f, const cct_plot_figure *fig, bool bw)
 {
     clauses c = {f, 0};
     const char *name = fig->name;
-    int last_band = -1;
-    for (size_t i = 0; i < fig->n_bands; i++)
-        last_band = fig->bands[i].index > last_band ? fig->bands[i].index : last_band;
-    if (last_band >= 0)
-        clause(&c,
-               "'%s-envelope.dat' index 0:%d using 1:%d with lines lw 9 lc rgb '#c8c8c8' "
-               "title 'chosen by the table'",
-               name, last_band, bw ? 3 : 2);
+    envelope_clauses(&c, fig, bw);
     for (size_t i = 0; i < fig->n_series; i++) {
         const cct_plot_series *s = &fig->series[i];
         char label[96];
@@ -201,7 +235,8 @@ static void script(FILE *f, const cct_plot_figure *fig, const cct_plot_options *
             "# %s.gp - written by ccltune %s plot.  Redraw with `gnuplot %s.gp` in this folder:\n"
             "# it reads %s-*.dat and writes %s-time.{png,svg} and %s-busbw.{png,svg}.\n"
             "# Measured: median per size, error bars min..max; lines without points: the\n"
-            "# table's fitted models; wide grey: the table's choice per band.\n",
+            "# table's fitted models; wide grey: the table's choice per band (light amber:\n"
+            "# left to NCCL, following NCCL's default).\n",
             name, CCT_VERSION, name, name, name, name);
     fputs("set encoding utf8\n", f);
     fprintf(f,

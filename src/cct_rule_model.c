@@ -7,7 +7,10 @@
  */
 #include "cct_rule_model.h"
 
+#include <math.h>
 #include <string.h>
+
+#include "cct_model.h"
 
 static uint64_t env_bytes(const cct_table *t, const char *key)
 {
@@ -66,4 +69,56 @@ const cct_model *cct_rule_model(const cct_table *table, const cct_section *secti
             return m;
     }
     return NULL;
+}
+
+bool cct_rule_is_nccl_choice(const cct_rule *rule)
+{
+    return rule->channels == 0 && rule->chunk_bytes == 0 && rule->margin_default == 0.0;
+}
+
+void cct_span_add(cct_size_span *span, uint64_t lo, uint64_t hi)
+{
+    if (!span->known) {
+        span->known = true;
+        span->lo = lo;
+        span->hi = hi;
+        return;
+    }
+    span->lo = lo < span->lo ? lo : span->lo;
+    span->hi = hi > span->hi ? hi : span->hi;
+}
+
+bool cct_span_covers(const cct_size_span *span, uint64_t bytes)
+{
+    if (!span->known)
+        return false;
+    double n = (double)bytes;
+    if (n * CCT_MODEL_SPAN_MARGIN < (double)span->lo)
+        return false;
+    return span->hi == CCT_BYTES_INF || n <= (double)span->hi * CCT_MODEL_SPAN_MARGIN;
+}
+
+cct_size_span cct_model_table_span(const cct_table *table, const cct_section *section,
+                                   const cct_model *model)
+{
+    cct_size_span span = {false, 0, 0};
+    int lines =
+        model->n_segments < CCT_MODEL_MAX_SEGMENTS ? model->n_segments : CCT_MODEL_MAX_SEGMENTS;
+    for (int k = 1; k < lines; k++) /* each start lies between two measured sizes */
+        cct_span_add(&span, model->segments[k].from_bytes, model->segments[k].from_bytes);
+    if (lines == 0 && model->kind == CCT_MODEL_SEGMENTED)
+        cct_span_add(&span, model->break_bytes, model->break_bytes);
+    for (size_t i = 0; i < section->n_rules; i++) {
+        const cct_rule *r = &section->rules[i];
+        if (cct_rule_is_nccl_choice(r) || cct_rule_model(table, section, r) != model)
+            continue;
+        cct_span_add(&span, r->min_bytes,
+                     r->max_bytes == CCT_BYTES_INF ? CCT_BYTES_INF : r->max_bytes - 1);
+    }
+    return span;
+}
+
+double cct_model_predict_within(const cct_model *model, const cct_size_span *span, uint64_t bytes)
+{
+    return cct_span_covers(span, bytes) ? cct_model_predict(model, bytes) : NAN;
 }

@@ -47,11 +47,14 @@ typedef enum cct_diff_kind {
                                  family and name, "base_latency_us ring/ll") */
 } cct_diff_kind;
 
-/* What a rule selects; two rules decide the same when all four are equal. */
+/* What a rule selects; two rules decide the same when the first four are equal (the plugin
+ * does the same for a rule of NCCL's choice and for one naming the same configuration). */
 typedef struct cct_diff_config {
     int algo, proto;
     int channels;         /* 0: NCCL's */
     uint64_t chunk_bytes; /* 0: NCCL's */
+    bool nccl; /* the band is left to NCCL (cct_rule_is_nccl_choice): algo/proto are NCCL's
+                  default there, and what runs is NCCL's default, not the forced twin */
 } cct_diff_config;
 
 typedef struct cct_diff_change {
@@ -69,7 +72,10 @@ typedef struct cct_diff_change {
     cct_diff_config from, to; /* the old and the new table's choice (equal for PREDICTED) */
     /* Predicted speed of the new choice over the old one, t_old / t_new - 1 (0.12: 12 %
      * faster, negative: slower), at the middle of every range between band boundaries that
-     * this change covers: the smallest and the largest.  NAN when no prediction exists. */
+     * this change covers: the smallest and the largest.  A range counts only where both
+     * choices have a prediction believed at its middle (a model within its span,
+     * cct_rule_model.h, or a band's predicted_us near its ref_bytes); NAN when one of them
+     * has none, so a percentage never rests on an extrapolated model. */
     double speedup_lo, speedup_hi;
     /* MODELS: models whose key only one table has, models whose numbers differ. */
     size_t models_added, models_removed, models_changed;

@@ -6,9 +6,14 @@
  * table makes exactly one choice; a split or merged band therefore shows up only where the
  * choice really differs.  Consecutive ranges with the same change become one line.
  * Predictions are evaluated at the geometric middle of each range (see mid_bytes), from the
- * models behind the rules (cct_rule_model.h), else from a band's predicted_us.  For a
- * changed choice both configurations are predicted from the new table's models when it has
- * both, so the percentage compares like with like; the old table is the fallback.
+ * models behind the rules (cct_rule_model.h), else from a band's predicted_us, and only where
+ * the table backs them: a model within its span, a predicted_us near its ref_bytes.  For a
+ * changed choice both configurations are predicted from the new table when it backs both, so
+ * the percentage compares like with like; the old table is the fallback.  A band left to
+ * NCCL (cct_rule_is_nccl_choice) runs NCCL's default: its twin's model or its predicted_us
+ * stands in for that default only under the same conditions, and a band left to NCCL in one
+ * table and naming the same configuration in the other is no change (the plugin does the
+ * same), nor is a moved prediction there (NCCL's default did not change with the table).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -33,7 +38,8 @@ static uint64_t mid_bytes(uint64_t lo, uint64_t hi)
 
 static cct_diff_config config_of(const cct_rule *r)
 {
-    cct_diff_config c = {r->algo, r->proto, r->channels, r->chunk_bytes};
+    cct_diff_config c = {r->algo, r->proto, r->channels, r->chunk_bytes,
+                         cct_rule_is_nccl_choice(r)};
     return c;
 }
 
@@ -43,8 +49,20 @@ static bool config_equal(const cct_diff_config *a, const cct_diff_config *b)
            a->chunk_bytes == b->chunk_bytes;
 }
 
-/* Predicted time of configuration c in a table's section at n bytes; the band's own
- * predicted_us when the section has no model for it (rule may be NULL). */
+/* A band's own predicted_us stands for sizes near its ref_bytes (where it was evaluated), or
+ * for the whole band when the table does not say where (a hand-written table). */
+static bool band_number_covers(const cct_rule *rule, uint64_t n)
+{
+    if (rule->ref_bytes == 0)
+        return n >= rule->min_bytes && n < rule->max_bytes;
+    cct_size_span at = {true, rule->ref_bytes, rule->ref_bytes};
+    return cct_span_covers(&at, n);
+}
+
+/* Predicted time of configuration c in a table's section at n bytes, where the table can
+ * back it: the model of c within its span (cct_rule_model.h); else the band's own
+ * predicted_us when rule (may be NULL) is that choice.  NAN otherwise.  For a band left to
+ * NCCL the model is that of the forced twin, and predicted_us the default's measured time. */
 static double predict(const cct_table *t, const cct_section *s, const cct_diff_config *c,
                       const cct_rule *rule, uint64_t n)
 {
@@ -53,12 +71,17 @@ static double predict(const cct_table *t, const cct_section *s, const cct_diff_c
     probe.proto = c->proto;
     probe.channels = c->channels;
     const cct_model *m = cct_rule_model(t, s, &probe);
-    double v = m ? cct_model_predict(m, n) : NAN;
+    double v = NAN;
+    if (m) {
+        cct_size_span span = cct_model_table_span(t, s, m);
+        v = cct_model_predict_within(m, &span, n);
+    }
     if (isfinite(v) && v > 0)
         return v;
     if (rule) {
         cct_diff_config rc = config_of(rule);
-        if (config_equal(&rc, c) && isfinite(rule->predicted_us) && rule->predicted_us > 0)
+        if (config_equal(&rc, c) && isfinite(rule->predicted_us) && rule->predicted_us > 0 &&
+            band_number_covers(rule, n))
             return rule->predicted_us;
     }
     return NAN;
@@ -67,6 +90,7 @@ static double predict(const cct_table *t, const cct_section *s, const cct_diff_c
 /* A change being accumulated over consecutive ranges. */
 typedef struct pending {
     bool open;
+    bool unknown; /* some range has no believed prediction: the change gets none */
     cct_diff_change c;
     int sign; /* PREDICTED: +1 faster, -1 slower; ranges merge only with the same sign */
 } pending;
@@ -76,6 +100,8 @@ static cct_status flush(cct_diff *d, pending *p)
     if (!p->open)
         return CCT_OK;
     p->open = false;
+    if (p->unknown)
+        p->c.speedup_lo = p->c.speedup_hi = NAN;
     return cct_diff_push(d, &p->c);
 }
 
@@ -109,10 +135,18 @@ static cct_status range(cct_diff *d, pending *p, const pair *x, const cct_rule *
     int sign = 0;
     if (!config_equal(&from, &to)) {
         kind = from.algo != to.algo || from.proto != to.proto ? CCT_DIFF_CHOICE : CCT_DIFF_TUNING;
+        /* like with like: both from the new table's models where it backs both */
         double t_old = predict(tb, sb, &from, NULL, n);
         if (isnan(t_old))
             t_old = predict(ta, sa, &from, ra, n);
-        speedup = t_old / predict(tb, sb, &to, rb, n) - 1.0;
+        double t_new = predict(tb, sb, &to, rb, n);
+        if (isnan(t_new))
+            t_new = predict(ta, sa, &to, NULL, n);
+        speedup = t_old / t_new - 1.0;
+    } else if (from.nccl || to.nccl) {
+        /* NCCL runs its default here on at least one side (the plugin does the same thing on
+         * both): the forced twin's model says nothing about what runs */
+        return flush(d, p);
     } else {
         double t_old = predict(ta, sa, &from, ra, n), t_new = predict(tb, sb, &to, rb, n);
         if (!(fabs(t_new - t_old) > x->threshold * t_old)) /* also false for NAN */
@@ -124,13 +158,16 @@ static cct_status range(cct_diff *d, pending *p, const pair *x, const cct_rule *
     if (!isfinite(speedup))
         speedup = NAN;
     if (p->open && p->c.kind == kind && p->sign == sign && config_equal(&p->c.from, &from) &&
-        config_equal(&p->c.to, &to) && p->c.max_bytes == lo) {
+        config_equal(&p->c.to, &to) && p->c.from.nccl == from.nccl && p->c.to.nccl == to.nccl &&
+        p->c.max_bytes == lo) {
         p->c.max_bytes = hi;
+        p->unknown |= isnan(speedup);
         widen(&p->c, speedup);
         return CCT_OK;
     }
     cct_status st = flush(d, p);
     p->open = true;
+    p->unknown = isnan(speedup);
     p->sign = sign;
     p->c = x->key;
     p->c.kind = kind;

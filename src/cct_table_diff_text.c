@@ -5,7 +5,9 @@
  *   allreduce, 8 ranks (1 node), 2 MiB–4 MiB: ring/ll → ring/simple, predicted 12 % faster
  *
  * Sizes read like `ccltune explain`'s ("4 MiB", a fitted edge "5.657 MiB"), "nccl" means
- * the table leaves that choice to NCCL (as explain prints it), and a percentage is
+ * the table leaves that choice to NCCL (as explain prints it), "left to NCCL (ring/simple)" a
+ * band where the table leaves everything to NCCL's default (cct_rule_is_nccl_choice; a
+ * percentage only where both sides are predicted there, cct_table_diff.h), and a percentage is
  * the speedup t_old / t_new - 1 (the convention of a rule's margin), or for a slowdown
  * t_new / t_old - 1; a change that covers several ranges gives the smallest and largest.
  * Values of fields are shown as the tables spell them, "(none)" where a field is absent.
@@ -79,10 +81,16 @@ static const char *chunk_text(uint64_t chunk, char *buf, size_t len)
     return buf;
 }
 
-/* "ring/ll", "ring/ll (2 channels)", "tree/simple (1 channel, chunk 128 KiB)". */
+/* "ring/ll", "ring/ll (2 channels)", "tree/simple (1 channel, chunk 128 KiB)", and for a
+ * band the table leaves to NCCL "left to NCCL (ring/simple)" (NCCL's default there). */
 static const char *config_text(const cct_diff_config *c, char *buf, size_t len)
 {
     char chunk[32];
+    if (c->nccl) {
+        snprintf(buf, len, "left to NCCL (%s/%s)", cct_algo_name(c->algo),
+                 cct_proto_name(c->proto));
+        return buf;
+    }
     int n = snprintf(buf, len, "%s/%s", cct_algo_name(c->algo), cct_proto_name(c->proto));
     if (n <= 0 || (size_t)n >= len)
         return buf;
@@ -155,6 +163,11 @@ static void band_line(const cct_diff_change *c, char *line, size_t len)
                config_text(&c->to, to, sizeof to));
         break;
     case CCT_DIFF_TUNING:
+        if (c->from.nccl || c->to.nccl) { /* "ring/ll (2 channels) → left to NCCL (ring/ll)" */
+            append(line, len, "%s → %s", config_text(&c->from, from, sizeof from),
+                   config_text(&c->to, to, sizeof to));
+            break;
+        }
         append(line, len, "%s/%s", cct_algo_name(c->to.algo), cct_proto_name(c->to.proto));
         if (c->from.channels != c->to.channels)
             append(line, len, ", channels %s → %s", channels_text(c->from.channels, x, sizeof x),

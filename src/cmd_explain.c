@@ -4,7 +4,10 @@
  * Prints a header (provenance, hardware fingerprint, LL128 verdict) and then, for each
  * section that applies, one line per size band: range, algorithm, protocol, channels and
  * chunk ("nccl" where the table leaves NCCL's choice), predicted time, and the predicted
- * gain over the runner-up and over NCCL's default.
+ * gain over the runner-up and over NCCL's default.  A band the table leaves to NCCL
+ * altogether (cct_rule_is_nccl_choice: NCCL's own algorithm/protocol, NCCL's channels and
+ * chunk, margin_default 0) ends in "left to NCCL (its default here: ring/simple)": its
+ * predicted time is NCCL's default's, not that of the forced configuration of that name.
  *
  * Which sections apply: those of the collective (or of every collective with --coll all)
  * with the given ranks, and nodes when --nodes is given.  Without --pipe-ops/--reg-buff every
@@ -21,6 +24,7 @@
 
 #include "cct_cli.h"
 #include "cct_constants.h"
+#include "cct_rule_model.h"
 #include "cct_table.h"
 
 static const char *const NAME = "explain";
@@ -141,10 +145,14 @@ static void print_section(const cct_section *s)
             snprintf(pred, sizeof pred, "-");
         else
             snprintf(pred, sizeof pred, "%.3f us", r->predicted_us);
-        printf("  %-12s %-12s %-14s %-7s %8s %10s %12s %8s %8s\n",
+        printf("  %-12s %-12s %-14s %-7s %8s %10s %12s %8s %8s",
                size_text(r->min_bytes, lo, sizeof lo), size_text(r->max_bytes, hi, sizeof hi),
                cct_algo_name(r->algo), cct_proto_name(r->proto), ch, chunk, pred,
                percent(r->margin, m1, sizeof m1), percent(r->margin_default, m2, sizeof m2));
+        if (cct_rule_is_nccl_choice(r))
+            printf("  left to NCCL (its default here: %s/%s)", cct_algo_name(r->algo),
+                   cct_proto_name(r->proto));
+        printf("\n");
     }
     if (s->n_models) {
         size_t poor = 0;

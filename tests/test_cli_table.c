@@ -151,7 +151,20 @@ static void test_explain_section(void **state)
     assert_contains(r.out, "  64 KiB       inf          ring           simple      nccl       "
                            "nccl            -        -        -\n");
     assert_null(strstr(r.out, "allgather"));
+    assert_null(strstr(r.out, "left to NCCL")); /* no margin_default: it cannot tell */
     run_free(&r);
+
+    /* a band of NCCL's own choice (channels 0, margin_default 0) says so, and which */
+    char *nccl = data_path("data/plot/allreduce-4ranks-nccl.yaml");
+    r = run("explain", nccl, "--coll", "allreduce", "--ranks", "4", NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "  256 KiB      inf          ring           simple      nccl       "
+                           "nccl            -        -    0.0 %  left to NCCL (its default "
+                           "here: ring/simple)\n");
+    assert_contains(r.out, "  8 KiB        256 KiB      tree           simple         2       "
+                           "nccl            -        -        -\n");
+    run_free(&r);
+    free(nccl);
 
     /* --pipe-ops/--reg-buff: only the section the plugin would pick */
     r = run("explain", full, "--coll", "allreduce", "--ranks", "4", "--pipe-ops", "2", "--reg-buff",

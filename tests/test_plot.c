@@ -15,7 +15,7 @@
 typedef struct ctx {
     char dir[64];
     char store4[128], store2[128];
-    char *table;
+    char *table, *nccl_table;
 } ctx;
 
 static bool gnuplot_on_path(void)
@@ -57,6 +57,10 @@ static int setup(void **state)
     c->table = file_in(c->dir, "allreduce-4ranks.yaml");
     rp_copy(table, c->table); /* 0644 whatever the checkout's umask (report_test_util.h) */
     free(table);
+    table = rp_path("data/plot/allreduce-4ranks-nccl.yaml");
+    c->nccl_table = file_in(c->dir, "allreduce-4ranks-nccl.yaml");
+    rp_copy(table, c->nccl_table);
+    free(table);
     *state = c;
     return 0;
 }
@@ -66,6 +70,7 @@ static int teardown(void **state)
     ctx *c = *state;
     rp_rmdir(c->dir);
     free(c->table);
+    free(c->nccl_table);
     free(c);
     return 0;
 }
@@ -330,6 +335,68 @@ static void test_errors(void **state)
     free(out);
 }
 
+/* The line of a data file that starts with x (as "%llu "), after the first line containing
+ * after; its second column. */
+static double column2_after(const char *text, const char *after, const char *x)
+{
+    const char *p = strstr(text, after);
+    if (!p)
+        fail_msg("no '%s'", after);
+    char key[40];
+    snprintf(key, sizeof key, "\n%s ", x);
+    p = strstr(p, key);
+    if (!p)
+        fail_msg("no row %s after '%s'", x, after);
+    return strtod(p + strlen(key), NULL);
+}
+
+/* A band left to NCCL follows NCCL's measured default, not the forced twin's model (a flat
+ * 20 us fitted on two sizes), and is drawn as NCCL's choice. */
+static void test_band_left_to_nccl(void **state)
+{
+    ctx *c = *state;
+    char *out = file_in(c->dir, "nccl");
+    rp_result r = rp_run("plot", "--store", c->store4, "--table", c->nccl_table, "--out", out);
+    if (r.status != 0)
+        fail_msg("exit %d: %s", r.status, r.err);
+    rp_free(&r);
+    check_png(out, "allreduce-4r4n-time.png");
+    char *env = read_in(out, "allreduce-4r4n-envelope.dat", NULL);
+    char *measured = read_in(out, "allreduce-4r4n-measured.dat", NULL);
+    double first[16], last[16];
+    assert_int_equal(blocks(env, first, last), 3);
+    rp_assert_contains(env, "# band 3 of 3: 256 KiB to inf: ring/simple, channels 0: NCCL's "
+                            "choice: NCCL's default as measured");
+    /* from where the band starts to the largest size NCCL's default was measured at */
+    assert_float_equal(first[2], 262144, 0);
+    assert_float_equal(last[2], 16777216, 0);
+    const char *sizes[] = {"262144", "1048576", "16777216"};
+    for (size_t i = 0; i < 3; i++) {
+        double e = column2_after(env, "# band 3 of 3", sizes[i]);
+        double m = column2_after(measured, "# index 0: NCCL default", sizes[i]);
+        assert_float_equal(e, m, 0);
+        assert_true(e > 100); /* not the twin's 20 us */
+    }
+    /* between two measured sizes: log-log between NCCL's default at both */
+    double a = column2_after(measured, "# index 0: NCCL default", "1048576");
+    double b = column2_after(measured, "# index 0: NCCL default", "2097152");
+    double mid = column2_after(env, "# band 3 of 3", "1482910");
+    assert_true(a < b && mid > a && mid < b);
+    /* the table's own bands are unchanged: its models */
+    rp_assert_contains(env, "# band 2 of 3: 8 KiB to 256 KiB: tree/simple, channels 2: its "
+                            "fitted model");
+    free(measured);
+    free(env);
+    char *gp = read_in(out, "allreduce-4r4n.gp", NULL);
+    rp_assert_contains(gp, "'allreduce-4r4n-envelope.dat' index 0:1 using 1:2 with lines lw 9 "
+                           "lc rgb '#c8c8c8' title 'chosen by the table'");
+    rp_assert_contains(gp, "'allreduce-4r4n-envelope.dat' index 2 using 1:2 with lines lw 9 lc "
+                           "rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)'");
+    rp_assert_contains(gp, "set label 3 'left to NCCL (ring/simple)'");
+    free(gp);
+    free(out);
+}
+
 int main(void)
 {
     if (!gnuplot_on_path()) {
@@ -339,7 +406,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plot_with_table), cmocka_unit_test(test_corrupt_marked),
         cmocka_unit_test(test_deterministic),   cmocka_unit_test(test_gnuplot_missing),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_errors),          cmocka_unit_test(test_band_left_to_nccl),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "cct_rule_model.h"
 #include "cct_table.h"
 #include "cct_table_diff.h"
 
@@ -472,6 +473,182 @@ static void test_in_memory_order(void **state)
     cct_table_destroy(&b);
 }
 
+/* What the table shows of where a model was measured (cct_rule_model.h), and which rules
+ * leave their band to NCCL. */
+static void test_model_span(void **state)
+{
+    (void)state;
+    cct_rule r = cct_rule_blank();
+    assert_false(cct_rule_is_nccl_choice(&r)); /* margin_default unknown: cannot tell */
+    r.margin_default = 0.0;
+    assert_true(cct_rule_is_nccl_choice(&r));
+    r.channels = 2;
+    assert_false(cct_rule_is_nccl_choice(&r));
+    r.channels = 0;
+    r.chunk_bytes = 131072;
+    assert_false(cct_rule_is_nccl_choice(&r));
+
+    const char *text = HEAD SECTION8
+        "        - {min_bytes: 0, max_bytes: 64KiB, algo: ring, proto: ll, channels: 0, "
+        "margin_default: 0}\n"
+        "        - {min_bytes: 64KiB, max_bytes: 1MiB, algo: ring, proto: ll, channels: 2, "
+        "margin_default: 0.1}\n"
+        "        - {min_bytes: 1MiB, max_bytes: inf, algo: ring, proto: simple, channels: 0, "
+        "margin_default: 0}\n"
+        "      models:\n"
+        "        - {algo: ring, proto: ll, kind: linear, alpha_us: 5}\n"
+        "        - {algo: ring, proto: ll, channels: 2, kind: linear, alpha_us: 7}\n"
+        "        - {algo: ring, proto: simple, kind: piecewise, segments: [{from_bytes: 0, "
+        "alpha_us: 9}, {from_bytes: 4KiB, alpha_us: 10}, {from_bytes: 1MiB, alpha_us: 11}]}\n";
+    cct_table t;
+    load(text, &t);
+    const cct_section *s = &t.sections[0];
+    /* ring/ll: one line, only a rule of NCCL's choice uses it: nothing backs it anywhere */
+    cct_size_span span = cct_model_table_span(&t, s, &s->models[0]);
+    assert_false(span.known);
+    assert_false(cct_span_covers(&span, 4096));
+    assert_true(isnan(cct_model_predict_within(&s->models[0], &span, 4096)));
+    /* ring/ll 2 channels: its own band [64 KiB, 1 MiB), and a factor of 2 either side */
+    span = cct_model_table_span(&t, s, &s->models[1]);
+    assert_true(span.known);
+    assert_int_equal(span.lo, 65536);
+    assert_int_equal(span.hi, 1048575);
+    assert_true(cct_span_covers(&span, 32768));
+    assert_false(cct_span_covers(&span, 32767));
+    assert_true(cct_span_covers(&span, 2097150));
+    assert_false(cct_span_covers(&span, 2097151));
+    assert_float_equal(cct_model_predict_within(&s->models[1], &span, 100000), 7.0, 1e-12);
+    /* ring/simple: its line starts (4 KiB, 1 MiB); the band of NCCL's choice adds nothing */
+    span = cct_model_table_span(&t, s, &s->models[2]);
+    assert_true(span.known);
+    assert_int_equal(span.lo, 4096);
+    assert_int_equal(span.hi, 1048576);
+    assert_true(cct_span_covers(&span, 2048));
+    assert_false(cct_span_covers(&span, 2047));
+    assert_false(cct_span_covers(&span, 4u << 20));
+    cct_table_destroy(&t);
+}
+
+/* A band left to NCCL reads "left to NCCL (ALGO/PROTO)", and gets a percentage only where
+ * both sides are backed at the range's middle (here 128 KiB): ring/ll128 by its own band of
+ * the old table; NCCL's side by the twin's model within its span, or by the band's
+ * predicted_us near its ref_bytes.  The twin below is a flat 10 us fitted on two sizes
+ * somewhere: believed, it would read "900 % faster". */
+#define LL128_A                                                                                    \
+    HEAD SECTION8 "        - {min_bytes: 0, max_bytes: 64KiB, algo: ring, proto: ll, "             \
+                  "margin_default: 0}\n"                                                           \
+                  "        - {min_bytes: 64KiB, max_bytes: inf, algo: ring, proto: ll128, "        \
+                  "margin_default: 0.1, ref_bytes: 1MiB}\n"                                        \
+                  "      models:\n"                                                                \
+                  "        - {algo: ring, proto: ll128, kind: linear, alpha_us: 100}\n"
+#define NCCL_B(PRED, TWIN)                                                                         \
+    HEAD SECTION8 "        - {min_bytes: 0, max_bytes: 64KiB, algo: ring, proto: ll, "             \
+                  "margin_default: 0}\n"                                                           \
+                  "        - {min_bytes: 64KiB, max_bytes: inf, algo: ring, proto: simple, "       \
+                  "margin_default: 0" PRED "}\n"                                                   \
+                  "      models:\n"                                                                \
+                  "        - {algo: ring, proto: ll128, kind: linear, alpha_us: 100}\n" TWIN
+#define TWO_SIZE_TWIN                                                                              \
+    "        - {algo: ring, proto: simple, kind: linear, alpha_us: 10, n_points: 2}\n"
+
+static void test_left_to_nccl(void **state)
+{
+    (void)state;
+    cct_diff d;
+    /* nothing backs NCCL's side at 128 KiB: no percentage, either way round */
+    diff_text(LL128_A, NCCL_B(", predicted_us: 90, ref_bytes: 16MiB", TWO_SIZE_TWIN), -1, &d);
+    dump(&d);
+    assert_int_equal(d.n_level[CCT_DIFF_DECISION], 1); /* and models added */
+    assert_true(d.changes[0].to.nccl);
+    assert_false(d.changes[0].from.nccl);
+    assert_true(isnan(d.changes[0].speedup_lo));
+    assert_string_equal(d.changes[0].text,
+                        "allreduce, 8 ranks (1 node), 64 KiB–inf: ring/ll128 → left to NCCL "
+                        "(ring/simple)");
+    cct_diff_destroy(&d);
+    diff_text(NCCL_B(", predicted_us: 90, ref_bytes: 16MiB", TWO_SIZE_TWIN), LL128_A, -1, &d);
+    assert_int_equal(d.n_level[CCT_DIFF_DECISION], 1); /* and models added */
+    assert_string_equal(d.changes[0].text,
+                        "allreduce, 8 ranks (1 node), 64 KiB–inf: left to NCCL (ring/simple) → "
+                        "ring/ll128");
+    cct_diff_destroy(&d);
+
+    /* NCCL's default measured 90 us at 128 KiB (the band's predicted_us there) */
+    diff_text(LL128_A, NCCL_B(", predicted_us: 90, ref_bytes: 128KiB", TWO_SIZE_TWIN), -1, &d);
+    assert_int_equal(d.n_level[CCT_DIFF_DECISION], 1); /* and models added */
+    assert_float_equal(d.changes[0].speedup_lo, 100.0 / 90.0 - 1, 1e-12);
+    assert_string_equal(d.changes[0].text,
+                        "allreduce, 8 ranks (1 node), 64 KiB–inf: ring/ll128 → left to NCCL "
+                        "(ring/simple), predicted 11 % faster");
+    cct_diff_destroy(&d);
+
+    /* a twin measured around 128 KiB (line starts at 32 KiB and 256 KiB) backs it */
+    diff_text(LL128_A,
+              NCCL_B("", "        - {algo: ring, proto: simple, kind: piecewise, segments: "
+                         "[{from_bytes: 0, alpha_us: 50}, {from_bytes: 32KiB, alpha_us: 50}, "
+                         "{from_bytes: 256KiB, alpha_us: 50}]}\n"),
+              -1, &d);
+    assert_int_equal(d.n_level[CCT_DIFF_DECISION], 1); /* and models added */
+    assert_string_equal(d.changes[0].text,
+                        "allreduce, 8 ranks (1 node), 64 KiB–inf: ring/ll128 → left to NCCL "
+                        "(ring/simple), predicted 100 % faster");
+    cct_diff_destroy(&d);
+}
+
+/* A rule of NCCL's choice and one naming the same configuration with NCCL's channels make the
+ * plugin do the same: no change, and no moved prediction either (NCCL's default runs). */
+static void test_left_to_nccl_same_config(void **state)
+{
+    (void)state;
+    const char *chosen =
+        HEAD SECTION8 "        - {min_bytes: 0, max_bytes: inf, algo: ring, proto: simple, "
+                      "margin_default: 0.2}\n"
+                      "      models:\n"
+                      "        - {algo: ring, proto: simple, kind: linear, alpha_us: 100}\n";
+    const char *faster =
+        HEAD SECTION8 "        - {min_bytes: 0, max_bytes: inf, algo: ring, proto: simple, "
+                      "margin_default: 0.3}\n"
+                      "      models:\n"
+                      "        - {algo: ring, proto: simple, kind: linear, alpha_us: 50}\n";
+    const char *left =
+        HEAD SECTION8 "        - {min_bytes: 0, max_bytes: inf, algo: ring, proto: simple, "
+                      "margin_default: 0}\n"
+                      "      models:\n"
+                      "        - {algo: ring, proto: simple, kind: linear, alpha_us: 50}\n";
+    cct_diff d;
+    diff_text(chosen, faster, -1, &d); /* the control: the table's own choice got faster */
+    assert_string_equal(lines(&d, -1), "allreduce, 8 ranks (1 node), 0 B–inf: ring/simple "
+                                       "unchanged, now predicted 100 % faster\n"
+                                       "allreduce, 8 ranks (1 node): models 1 changed\n");
+    cct_diff_destroy(&d);
+    diff_text(chosen, left, -1, &d);
+    dump(&d);
+    assert_true(cct_diff_decisions_equal(&d));
+    assert_int_equal(d.n_level[CCT_DIFF_NOTE], 0);
+    assert_string_equal(lines(&d, -1), "allreduce, 8 ranks (1 node): models 1 changed\n");
+    cct_diff_destroy(&d);
+}
+
+/* Ranges merged into one line get a percentage only when every one of them has one: here
+ * [0, 4 KiB) has no prediction for ring/simple, [4 KiB, inf) has its predicted_us. */
+static void test_merged_partly_unknown(void **state)
+{
+    (void)state;
+    const char *a = HEAD SECTION8
+        "        - {min_bytes: 0, max_bytes: inf, algo: ring, proto: ll, predicted_us: 100}\n";
+    const char *b =
+        HEAD SECTION8 "        - {min_bytes: 0, max_bytes: 4KiB, algo: ring, proto: simple}\n"
+                      "        - {min_bytes: 4KiB, max_bytes: inf, algo: ring, proto: simple, "
+                      "predicted_us: 50, ref_bytes: 8KiB}\n";
+    cct_diff d;
+    diff_text(a, b, -1, &d);
+    assert_int_equal(d.n_changes, 1);
+    assert_true(isnan(d.changes[0].speedup_lo) && isnan(d.changes[0].speedup_hi));
+    assert_string_equal(d.changes[0].text,
+                        "allreduce, 8 ranks (1 node), 0 B–inf: ring/ll → ring/simple");
+    cct_diff_destroy(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -488,6 +665,10 @@ int main(void)
         cmocka_unit_test(test_provenance_only),
         cmocka_unit_test(test_constants),
         cmocka_unit_test(test_in_memory_order),
+        cmocka_unit_test(test_model_span),
+        cmocka_unit_test(test_left_to_nccl),
+        cmocka_unit_test(test_left_to_nccl_same_config),
+        cmocka_unit_test(test_merged_partly_unknown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -305,6 +305,23 @@ stage_pipe() {
     fi
 }
 
+# issue 8b: do the keyed sections help?  The pipe table refitted by the current fitter, with and
+# without its pipe_ops/reg_buff sections (tools/strip_keyed_sections.py), benched back to back
+# in 4-op group mode at 2 shared ranks, at the sizes where the keyed rules decide otherwise.
+stage_pipecmp() {
+    local p=$ROOT/tests/data/h200/run-2026-11-29c/pipe t0=$SECONDS
+    for v in refit plain; do
+        for reg in no yes; do
+            timeout 90 "$CCLTUNE" bench "$p/pipe-socket-2ranks-$v.yaml" --ranks 2 --ranks-per-gpu 2 \
+                --pipe-ops 4 --regbuff "$reg" --colls allreduce,allgather \
+                --sizes 16K,64K,256K,1M,2M,3M --cycles 5 --store "$OUT/pipecmp-$v-$reg.db" \
+                -o "$OUT/pipecmp-$v-$reg.md" >"$LOG/pipecmp-$v-$reg.log" 2>&1
+            summary "pipecmp $v regbuff=$reg: rc=$?; $(grep -E 'geometric' "$LOG/pipecmp-$v-$reg.log" | cut -c1-200)"
+        done
+    done
+    summary "pipecmp: $((SECONDS - t0)) s"
+}
+
 # Issue 8a: a table's NCCL model constants (CALTABLE, e.g. from `ccltune calibrate`; default: the
 # hand-written tests/data/tables/constants-only.yaml) benched with its rules off -- tuned = NCCL
 # with the table's constants, default = NCCL untouched (second communicator), oracle = best of

@@ -1,7 +1,8 @@
 # allreduce-2r2n.gp - written by ccltune 0.1.0 plot.  Redraw with `gnuplot allreduce-2r2n.gp` in this folder:
 # it reads allreduce-2r2n-*.dat and writes allreduce-2r2n-time.{png,svg} and allreduce-2r2n-busbw.{png,svg}.
 # Measured: median per size, error bars min..max; lines without points: the
-# table's fitted models; wide grey: the table's choice per band.
+# table's fitted models; wide grey: the table's choice per band (light amber:
+# left to NCCL, following NCCL's default).
 set encoding utf8
 png_terminal = strstrt(GPVAL_TERMINALS . ' ', ' pngcairo ') > 0 ? "pngcairo size 1400,860 noenhanced font 'Sans,10'" : "png size 1400,860 noenhanced"
 svg_terminal = "svg size 1400,860 dynamic noenhanced font 'Sans,10' background rgb 'white'"
@@ -22,7 +23,7 @@ set label 3 'tree/simple 2 ch' at first 56756, graph 0.98 rotate by 90 right off
 set arrow 4 from first 478659, graph 0 to first 478659, graph 1 nohead dt 3 lc rgb '#909090' back
 set label 4 'ring/simple 1 ch' at first 478659, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 5 from first 2097153, graph 0 to first 2097153, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 5 'ring/simple' at first 2097153, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set label 5 'left to NCCL (ring/simple)' at first 2097153, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'allreduce-2r2n-time.' . fmt
@@ -30,7 +31,8 @@ do for [fmt in 'png svg'] {
     set logscale y 10
     set yrange [*:*]
     set ylabel 'time per call (µs)'
-    plot 'allreduce-2r2n-envelope.dat' index 0:4 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'allreduce-2r2n-envelope.dat' index 0:3 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+         'allreduce-2r2n-envelope.dat' index 4 using 1:2 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
          'allreduce-2r2n-measured.dat' index 0 using 1:2:3:4 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'allreduce-2r2n-measured.dat' index 1 using 1:2:3:4 with yerrorbars lc rgb '#1f77b4' pt 7 ps 0.8 dt 1 title 'tree/ll', \
          'allreduce-2r2n-models.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' dt 1 notitle, \
@@ -77,7 +79,8 @@ do for [fmt in 'png svg'] {
     unset logscale y
     set yrange [0:*]
     set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'
-    plot 'allreduce-2r2n-envelope.dat' index 0:4 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'allreduce-2r2n-envelope.dat' index 0:3 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+         'allreduce-2r2n-envelope.dat' index 4 using 1:3 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
          'allreduce-2r2n-measured.dat' index 0 using 1:6:7:8 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'allreduce-2r2n-measured.dat' index 1 using 1:6:7:8 with yerrorbars lc rgb '#1f77b4' pt 7 ps 0.8 dt 1 title 'tree/ll', \
          'allreduce-2r2n-models.dat' index 0 using 1:3 with lines lw 1.5 lc rgb '#1f77b4' dt 1 notitle, \

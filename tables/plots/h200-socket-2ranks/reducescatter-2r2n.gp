@@ -1,7 +1,8 @@
 # reducescatter-2r2n.gp - written by ccltune 0.1.0 plot.  Redraw with `gnuplot reducescatter-2r2n.gp` in this folder:
 # it reads reducescatter-2r2n-*.dat and writes reducescatter-2r2n-time.{png,svg} and reducescatter-2r2n-busbw.{png,svg}.
 # Measured: median per size, error bars min..max; lines without points: the
-# table's fitted models; wide grey: the table's choice per band.
+# table's fitted models; wide grey: the table's choice per band (light amber:
+# left to NCCL, following NCCL's default).
 set encoding utf8
 png_terminal = strstrt(GPVAL_TERMINALS . ' ', ' pngcairo ') > 0 ? "pngcairo size 1400,860 noenhanced font 'Sans,10'" : "png size 1400,860 noenhanced"
 svg_terminal = "svg size 1400,860 dynamic noenhanced font 'Sans,10' background rgb 'white'"
@@ -14,13 +15,13 @@ set xlabel 'message size (bytes NCCL passes its tuner)'
 set grid xtics ytics mytics lc rgb '#e0e0e0'
 set key outside right top vertical noenhanced font ',9' spacing 1.1
 set bars small
-set label 1 'ring/ll' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set label 1 'left to NCCL (ring/ll)' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 2 from first 16384, graph 0 to first 16384, graph 1 nohead dt 3 lc rgb '#909090' back
 set label 2 'ring/ll 1 ch' at first 16384, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 3 from first 72539, graph 0 to first 72539, graph 1 nohead dt 3 lc rgb '#909090' back
 set label 3 'ring/simple 1 ch' at first 72539, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 4 from first 1048577, graph 0 to first 1048577, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 4 'ring/simple' at first 1048577, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set label 4 'left to NCCL (ring/simple)' at first 1048577, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'reducescatter-2r2n-time.' . fmt
@@ -28,7 +29,9 @@ do for [fmt in 'png svg'] {
     set logscale y 10
     set yrange [*:*]
     set ylabel 'time per call (µs)'
-    plot 'reducescatter-2r2n-envelope.dat' index 0:3 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'reducescatter-2r2n-envelope.dat' index 0 using 1:2 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
+         'reducescatter-2r2n-envelope.dat' index 1:2 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+         'reducescatter-2r2n-envelope.dat' index 3 using 1:2 with lines lw 9 lc rgb '#f2d49b' notitle, \
          'reducescatter-2r2n-measured.dat' index 0 using 1:2:3:4 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'reducescatter-2r2n-measured.dat' index 1 using 1:2:3:4 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'reducescatter-2r2n-models.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \
@@ -55,7 +58,9 @@ do for [fmt in 'png svg'] {
     unset logscale y
     set yrange [0:*]
     set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'
-    plot 'reducescatter-2r2n-envelope.dat' index 0:3 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'reducescatter-2r2n-envelope.dat' index 0 using 1:3 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
+         'reducescatter-2r2n-envelope.dat' index 1:2 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+         'reducescatter-2r2n-envelope.dat' index 3 using 1:3 with lines lw 9 lc rgb '#f2d49b' notitle, \
          'reducescatter-2r2n-measured.dat' index 0 using 1:6:7:8 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'reducescatter-2r2n-measured.dat' index 1 using 1:6:7:8 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'reducescatter-2r2n-models.dat' index 0 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \

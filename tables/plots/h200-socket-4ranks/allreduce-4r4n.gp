@@ -1,7 +1,8 @@
 # allreduce-4r4n.gp - written by ccltune 0.1.0 plot.  Redraw with `gnuplot allreduce-4r4n.gp` in this folder:
 # it reads allreduce-4r4n-*.dat and writes allreduce-4r4n-time.{png,svg} and allreduce-4r4n-busbw.{png,svg}.
 # Measured: median per size, error bars min..max; lines without points: the
-# table's fitted models; wide grey: the table's choice per band.
+# table's fitted models; wide grey: the table's choice per band (light amber:
+# left to NCCL, following NCCL's default).
 set encoding utf8
 png_terminal = strstrt(GPVAL_TERMINALS . ' ', ' pngcairo ') > 0 ? "pngcairo size 1400,860 noenhanced font 'Sans,10'" : "png size 1400,860 noenhanced"
 svg_terminal = "svg size 1400,860 dynamic noenhanced font 'Sans,10' background rgb 'white'"
@@ -24,7 +25,7 @@ set label 4 'tree/simple 2 ch' at first 92682, graph 0.98 rotate by 90 right off
 set arrow 5 from first 230891, graph 0 to first 230891, graph 1 nohead dt 3 lc rgb '#909090' back
 set label 5 'ring/simple 1 ch' at first 230891, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 6 from first 3145729, graph 0 to first 3145729, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 6 'ring/simple' at first 3145729, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set label 6 'left to NCCL (ring/simple)' at first 3145729, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'allreduce-4r4n-time.' . fmt
@@ -32,7 +33,8 @@ do for [fmt in 'png svg'] {
     set logscale y 10
     set yrange [*:*]
     set ylabel 'time per call (µs)'
-    plot 'allreduce-4r4n-envelope.dat' index 0:5 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'allreduce-4r4n-envelope.dat' index 0:4 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+         'allreduce-4r4n-envelope.dat' index 5 using 1:2 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
          'allreduce-4r4n-measured.dat' index 0 using 1:2:3:4 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'allreduce-4r4n-measured.dat' index 1 using 1:2:3:4 with yerrorbars lc rgb '#1f77b4' pt 7 ps 0.8 dt 1 title 'tree/ll', \
          'allreduce-4r4n-models.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' dt 1 notitle, \
@@ -79,7 +81,8 @@ do for [fmt in 'png svg'] {
     unset logscale y
     set yrange [0:*]
     set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'
-    plot 'allreduce-4r4n-envelope.dat' index 0:5 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'allreduce-4r4n-envelope.dat' index 0:4 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+         'allreduce-4r4n-envelope.dat' index 5 using 1:3 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
          'allreduce-4r4n-measured.dat' index 0 using 1:6:7:8 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'allreduce-4r4n-measured.dat' index 1 using 1:6:7:8 with yerrorbars lc rgb '#1f77b4' pt 7 ps 0.8 dt 1 title 'tree/ll', \
          'allreduce-4r4n-models.dat' index 0 using 1:3 with lines lw 1.5 lc rgb '#1f77b4' dt 1 notitle, \

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cct_calib_store.h"
 #include "cct_calibrate.h"
 #include "cct_cli.h"
 #include "cct_config.h"
@@ -22,19 +23,21 @@
 static void help(FILE *out)
 {
     fprintf(out,
-            "usage: ccltune calibrate STORE... --nccl-log LOG... -o OUT.yaml [OPTIONS]\n\n"
+            "usage: ccltune calibrate STORE... [--nccl-log LOG...] -o OUT.yaml [OPTIONS]\n\n"
             "Fit NCCL's own cost-model constants (base and hardware latencies, bandwidth\n"
             "ceilings) to the measurements in the stores, so that NCCL's model picks what was\n"
             "measured fastest, and write them as a table's nccl_constants (the plugin writes\n"
             "them at communicator init).  Each LOG is an NCCL debug log of one communicator\n"
             "(NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING) and gives the topology of its\n"
-            "rank count; points at rank counts without a log are not used.  Prints, per rank\n"
-            "count, how often NCCL's pick is within --tie of the measured best and how much\n"
-            "slower than the best it is (regret), with NCCL's default constants, the\n"
+            "rank count; points at rank counts without a log are not used.  Without --nccl-log\n"
+            "the logs `ccltune search` stored with its runs are used (store schema 3).  Prints,\n"
+            "per rank count, how often NCCL's pick is within --tie of the measured best and how\n"
+            "much slower than the best it is (regret), with NCCL's default constants, the\n"
             "least-squares fit and the final constants (held-out rank counts marked).  The\n"
             "final constants refine the least-squares ones to lower the regret of NCCL's\n"
             "pick on the fitted rank counts (docs/calibration.md).\n\n"
             "  --nccl-log LOG        NCCL debug log (repeatable; one per rank count)\n"
+            "                        [the logs stored with the runs]\n"
             "  -o, --output FILE     write the table here (atomically)\n"
             "  --table IN.yaml       add the constants to this table [a constants-only table]\n"
             "  --eval STORE          score the constants on this store too, never fit on it\n"
@@ -103,6 +106,33 @@ static cct_status load_store(const char *path, cct_point **all, size_t *n_all,
     free(runs);
     cct_store_close(store);
     return st;
+}
+
+/* Without --nccl-log: the topologies of the logs the search stored with the runs. */
+static cct_status stored_topos(char **paths, size_t n_stores, int cc, cct_nccl_topo *topos,
+                               size_t *n_topos, cct_error *err)
+{
+    size_t n_logs = 0;
+    *n_topos = 0;
+    for (size_t i = 0; i < n_stores; i++) {
+        cct_store *store = NULL;
+        cct_status st = cct_store_open(paths[i], true, &store, err);
+        if (st == CCT_OK)
+            st = cct_calib_topos_from_store(store, paths[i], NULL, 0, cc, topos, n_topos, &n_logs,
+                                            err);
+        cct_store_close(store);
+        if (st != CCT_OK)
+            return st;
+    }
+    if (*n_topos == 0)
+        return cct_error_set(err, CCT_ENOTFOUND,
+                             "no --nccl-log given and no run in the stores has NCCL's model "
+                             "printout stored (searches before store schema 3, imports and "
+                             "recorded stores have none): pass --nccl-log LOG per rank count "
+                             "(NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING)");
+    fprintf(stderr, "ccltune calibrate: %zu topolog%s from the NCCL logs stored with %zu run%s\n",
+            *n_topos, *n_topos == 1 ? "y" : "ies", n_logs, n_logs == 1 ? "" : "s");
+    return CCT_OK;
 }
 
 static char *dup_or_null(const char *s)
@@ -297,8 +327,6 @@ int cct_cmd_calibrate(int argc, char **argv)
         return cct_cli_usage_error("calibrate", "no STORE given");
     if (n_stores > MAX_STORES)
         return cct_cli_usage_error("calibrate", "at most %d stores", MAX_STORES);
-    if (n_logs == 0)
-        return cct_cli_usage_error("calibrate", "--nccl-log is required (NCCL's topology)");
     if (!out_path)
         return cct_cli_usage_error("calibrate", "-o OUT.yaml is required");
 
@@ -327,6 +355,14 @@ int cct_cmd_calibrate(int argc, char **argv)
                                          "pass --cc X.Y");
     }
     cct_nccl_topo topos[CCT_CALIB_MAX_TOPOS];
+    size_t n_topos = n_logs;
+    if (n_logs == 0) {
+        cct_status st = stored_topos(argv + optind, n_stores, cc, topos, &n_topos, &err);
+        if (st != CCT_OK) {
+            free(points);
+            return cct_cli_fail("calibrate", "%s", err.msg);
+        }
+    }
     for (size_t i = 0; i < n_logs; i++) {
         cct_nccl_log *log = malloc(sizeof *log);
         if (!log || cct_nccl_log_load(logs[i], log, &err) != CCT_OK) {
@@ -349,7 +385,7 @@ int cct_cmd_calibrate(int argc, char **argv)
         free(points);
         return cct_cli_fail("calibrate", "out of memory");
     }
-    cct_status st = cct_calibrate(points, n_points, topos, n_logs, &opt, res, &err);
+    cct_status st = cct_calibrate(points, n_points, topos, n_topos, &opt, res, &err);
     free(points);
     if (st != CCT_OK) {
         free(res);

@@ -6,6 +6,10 @@
  * the run id it prints, fits that run and writes the table and plots.  Without a GPU it
  * says so in one line and runs fit + table + plots on recorded real measurements instead
  * (tests/data/h200 in a source tree, share/ccltune when installed, or --recorded DB).
+ * After the rules it fits NCCL's own cost-model constants (cct_calib_store.h) from the
+ * NCCL model printout the search stored with the run, and writes them as the table's
+ * nccl_constants when they make NCCL's model agree with the measurements at least as often
+ * as its defaults (--no-constants skips this; a store without the printout says so).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cct_calib_store.h"
 #include "cct_cli.h"
 #include "cct_config.h"
 #include "cct_fit_table.h"
@@ -36,6 +41,8 @@ static void help(FILE *out)
             "  --store DB          measurement store [measurements.db]\n"
             "  --plots DIR         plots (PNG and SVG, with their gnuplot scripts) [plots]\n"
             "  --no-plots          skip the plots\n"
+            "  --no-constants      do not fit NCCL's cost-model constants (nccl_constants)\n"
+            "                      from NCCL's model printout stored with the search's run\n"
             "  --recorded DB       recorded measurements used without a GPU\n"
             "                      [tests/data/h200/run-2026-11-29b/tune-4.db of the source\n"
             "                      tree: 4 rank processes on an H200]\n"
@@ -71,6 +78,52 @@ static bool have_gpu(void)
 #else
     return false;
 #endif
+}
+
+/* Fit NCCL's constants from the log stored with the fitted runs into table->constants; says
+ * in one line what it did.  Never fails the command: the rules are the table's main part. */
+static void tune_constants(cct_store *store, const char *store_path,
+                           const cct_fit_table_options *fo, cct_table *table)
+{
+    cct_calib_options opt;
+    cct_calib_options_default(&opt);
+    cct_calib_result *res = malloc(sizeof *res);
+    size_t n_logs = 0;
+    cct_error err;
+    cct_status st = res ? cct_calib_from_store(store, store_path, fo->runs, fo->n_runs,
+                                               table->fingerprint.cc, &opt, res, &n_logs, &err)
+                        : cct_error_set(&err, CCT_ENOMEM, "out of memory");
+    if (st != CCT_OK) {
+        fprintf(stderr, "ccltune tune: nccl_constants not fitted: %s\n", err.msg);
+    } else if (n_logs == 0) {
+        fprintf(stderr,
+                "ccltune tune: nccl_constants not fitted: no NCCL model printout is stored with "
+                "the measurements in %s (recorded stores and searches before store schema 3 "
+                "have none)\n",
+                store_path);
+    } else {
+        size_t points = 0, def = 0, cal = 0;
+        for (size_t i = 0; i < res->n_scores; i++) {
+            points += res->scores[i].points;
+            def += res->scores[i].agree_default;
+            cal += res->scores[i].agree_calibrated;
+        }
+        if (cct_calib_improves(res)) {
+            table->constants = res->constants;
+            fprintf(stderr,
+                    "ccltune tune: nccl_constants fitted from NCCL's model printout: NCCL's "
+                    "model picks within %.0f %% of the measured best at %zu of %zu points "
+                    "(%zu with its default constants)\n",
+                    100.0 * opt.tie, cal, points, def);
+        } else {
+            fprintf(stderr,
+                    "ccltune tune: nccl_constants not written: the fitted constants make NCCL's "
+                    "model pick within %.0f %% of the measured best at %zu of %zu points, its "
+                    "defaults at %zu (ccltune calibrate %s -o FILE writes them anyway)\n",
+                    100.0 * opt.tie, cal, points, def, store_path);
+        }
+    }
+    free(res);
 }
 
 /* Run `ccltune search ARGS --store DB` and return the run id it prints (0 on failure). */
@@ -118,7 +171,7 @@ int cct_cmd_tune(int argc, char **argv)
 {
     const char *out_path = "ccltune-table.yaml", *store_path = "measurements.db";
     const char *plots = "plots", *recorded = NULL, *note = NULL;
-    bool do_plots = true;
+    bool do_plots = true, do_constants = true;
     char *search_args[1024];
     int n_search = 0;
     /* tune's own flags; everything else is the search's, checked by the search */
@@ -136,6 +189,8 @@ int cct_cmd_tune(int argc, char **argv)
             plots = argv[++i];
         } else if (strcmp(a, "--no-plots") == 0) {
             do_plots = false;
+        } else if (strcmp(a, "--no-constants") == 0) {
+            do_constants = false;
         } else if (strcmp(a, "--recorded") == 0 && has_next) {
             recorded = argv[++i];
         } else if (strcmp(a, "--note") == 0 && has_next) {
@@ -180,6 +235,8 @@ int cct_cmd_tune(int argc, char **argv)
         cct_store_close(store);
         return cct_cli_fail("tune", "%s", err.msg);
     }
+    if (do_constants)
+        tune_constants(store, fit_store, &fo, &table);
     cct_store_close(store);
     int code = CCT_EXIT_OK;
     if (cct_table_save(&table, out_path, &err) != CCT_OK) {

@@ -567,7 +567,7 @@ static void test_newer_schema_refused(void **state)
         assert_non_null(strstr(err.msg, f->path));
         assert_non_null(strstr(err.msg, "newer ccltune"));
         assert_non_null(strstr(err.msg, "schema 99"));
-        assert_non_null(strstr(err.msg, "reads up to 2"));
+        assert_non_null(strstr(err.msg, "reads up to 3"));
         print_message("%s\n", err.msg);
     }
     unsigned char *after = store_test_slurp(f->path, &len1);
@@ -1123,6 +1123,9 @@ static void test_version1_store_migrates(void **state)
     assert_int_equal(cct_store_load_points(s, NULL, 0, &old, &n_old, &err), CCT_OK);
     cct_store_close(s);
     assert_true(n_old > 100);
+    char *log = (char *)"stale";
+    assert_int_equal(cct_store_get_nccl_log(s, 1, &log, &err), CCT_OK); /* no nccl_logs table */
+    assert_null(log);
     for (size_t i = 0; i < n_old; i++) {
         assert_int_equal(old[i].cfg.pipe_ops, 0);
         assert_false(old[i].cfg.reg_buff);
@@ -1148,6 +1151,7 @@ static void test_version1_store_migrates(void **state)
     grouped.cfg.pipe_ops = 4;
     int64_t run = new_run(s, "host-b", "plan-2");
     assert_int_equal(cct_store_add_point(s, run, &grouped, NULL, 0, &err), CCT_OK);
+    assert_int_equal(cct_store_put_nccl_log(s, 1, 2, 2, "upgraded", &err), CCT_OK);
     cct_store_close(s);
     free(old);
     free(now);
@@ -1160,6 +1164,50 @@ static void test_version1_store_migrates(void **state)
                                             "reg_buff <> 0"),
                      1);
     assert_true(store_test_sql_int(db, "SELECT count(*) FROM point_summary") > 100);
+    assert_int_equal(store_test_sql_int(db, "SELECT count(*) FROM nccl_logs WHERE run_id = 1"), 1);
+    sqlite3_close(db);
+}
+
+/* NCCL's model printout: stored per run, read back byte for byte, replaced by a second put;
+ * a run without one reads as NULL; bad calls are refused with a sentence. */
+static void test_nccl_log_round_trip(void **state)
+{
+    fixture *f = *state;
+    cct_store *s = open_ok(f->path, false);
+    int64_t run = new_run(s, "host-a", "plan-1");
+    int64_t other = new_run(s, "host-a", "plan-2");
+    cct_error err;
+    char *text = (char *)"stale";
+    assert_int_equal(cct_store_get_nccl_log(s, run, &text, &err), CCT_OK);
+    assert_null(text);
+    const char *log = "vm:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1\n"
+                      "vm:1:1 [0] NCCL INFO   Algorithm   |  Tree  |\n";
+    assert_int_equal(cct_store_put_nccl_log(s, run, 2, 2, "first", &err), CCT_OK);
+    assert_int_equal(cct_store_put_nccl_log(s, run, 2, 2, log, &err), CCT_OK);
+    assert_int_equal(cct_store_get_nccl_log(s, run, &text, &err), CCT_OK);
+    assert_non_null(text);
+    assert_string_equal(text, log);
+    free(text);
+    assert_int_equal(cct_store_get_nccl_log(s, other, &text, &err), CCT_OK);
+    assert_null(text);
+
+    assert_int_equal(cct_store_put_nccl_log(s, 999, 2, 2, log, &err), CCT_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "no run 999"));
+    assert_int_equal(cct_store_put_nccl_log(s, run, 2, 2, "", &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "NCCL printed nothing"));
+    assert_int_equal(cct_store_put_nccl_log(s, run, 0, 2, log, &err), CCT_EINVAL);
+    assert_int_equal(cct_store_get_nccl_log(s, run, NULL, &err), CCT_EINVAL);
+    cct_store_close(s);
+
+    s = open_ok(f->path, true); /* readers see it too */
+    assert_int_equal(cct_store_get_nccl_log(s, run, &text, &err), CCT_OK);
+    assert_string_equal(text, log);
+    free(text);
+    cct_store_close(s);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(store_test_sql_int(db, "SELECT count(*) FROM nccl_logs"), 1);
+    assert_int_equal(store_test_sql_int(db, "SELECT ranks * 10 + nodes FROM nccl_logs"), 22);
     sqlite3_close(db);
 }
 
@@ -1187,6 +1235,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_point_summary_busbw, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_modes_are_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_version1_store_migrates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nccl_log_round_trip, setup, teardown),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);
 }

@@ -733,6 +733,35 @@ cct_status cct_nccl_backend_create(const cct_nccl_params *params, cct_backend *b
     return st;
 }
 
+cct_status cct_nccl_probe_comm(int rank, int nranks, int device,
+                               const unsigned char unique_id[CCT_NCCL_UNIQUE_ID_BYTES],
+                               double timeout_s, cct_error *err)
+{
+    cudaError_t e = cudaSetDevice(device);
+    if (e != cudaSuccess)
+        return cuda_fail(err, e, "cudaSetDevice");
+    ncclUniqueId uid;
+    memcpy(&uid, unique_id, sizeof uid);
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 1;
+    guard_seconds = (unsigned)(timeout_s * 2.0) + 1;
+    signal(SIGALRM, on_alarm);
+    alarm(guard_seconds * 3);
+    ncclComm_t comm = NULL;
+    ncclResult_t r = ncclCommInitRankConfig(&comm, nranks, uid, rank, &config);
+    if (r == ncclSuccess) {
+        r = ncclCommFinalize(comm);
+        if (r == ncclSuccess)
+            r = ncclCommDestroy(comm);
+        else
+            ncclCommAbort(comm);
+    }
+    guard(false);
+    if (r != ncclSuccess)
+        return cct_error_set(err, CCT_ENCCL, "the probe communicator: %s", ncclGetErrorString(r));
+    return CCT_OK;
+}
+
 void cct_nccl_backend_destroy(cct_backend *backend)
 {
     nccl_ctx *c = backend->ctx;

@@ -44,6 +44,13 @@ cct_status cct_nccl_backend_create(const cct_nccl_params *params, cct_backend *b
                                    cct_error *err);
 void cct_nccl_backend_destroy(cct_backend *backend);
 
+/* The probe of cct_model_capture.h: join a communicator of nranks ranks on device, then
+ * finalise and destroy it -- NCCL prints its model while it is set up.  A host-side guard
+ * ends the process with CCT_BACKEND_EXIT_STUCK if set-up blocks past 3 x (2 x timeout_s). */
+cct_status cct_nccl_probe_comm(int rank, int nranks, int device,
+                               const unsigned char unique_id[CCT_NCCL_UNIQUE_ID_BYTES],
+                               double timeout_s, cct_error *err);
+
 /* "2.28.9" from ncclGetVersion. */
 cct_status cct_nccl_version(char *buf, size_t len, cct_error *err);
 

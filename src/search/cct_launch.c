@@ -7,6 +7,9 @@
  * unique id into it, the launcher copies the id to every other rank.  If any worker exits
  * with an error the others are stopped at once (before their watchdogs could misreport a
  * hang); if a worker reports a hang the session starts again, going past the stored hang.
+ * Before the first session of a search, one more set of workers -- the probe -- only sets up
+ * a communicator with NCCL's model printout logged to files, which the launcher stores with
+ * the run (cct_model_capture.h: logging stays out of the measuring processes).
  */
 #include <errno.h>
 #include <limits.h>
@@ -24,6 +27,7 @@
 #include "cct_backend_nccl.h"
 #include "cct_bench.h"
 #include "cct_cli.h"
+#include "cct_model_capture.h"
 #include "cct_probe.h"
 #include "cct_search.h"
 #include "cct_search_run.h"
@@ -131,14 +135,29 @@ static void setenv_long(const char *name, long value)
 }
 
 pid_t cct_spawn_worker(const cct_search_opts *o, const cct_search_run *run, size_t session,
-                       int rank, int ranks, int nodes, int device, const char *plugin, int sv[2])
+                       int rank, int ranks, int nodes, int device, const char *plugin, int sv[2],
+                       const char *probe_dir)
 {
     pid_t pid = fork();
     if (pid != 0)
         return pid;
     close(sv[0]);
     int child_fd = dup(sv[1]); /* dup drops CLOEXEC: this end survives exec */
-    set_session_env(o, &run->plan.sessions[session], plugin, rank);
+    if (probe_dir) {
+        /* NCCL's defaults: no forced protocols or buffer sizes, no table, no constants */
+        static const cct_session neutral;
+        set_session_env(o, &neutral, plugin, rank);
+        setenv("CCLTUNE_CONSTANTS", "0", 1);
+        cct_model_capture_setenv(probe_dir, rank);
+        setenv("CCLTUNE_WORKER_PROBE", "1", 1);
+        /* NCCL falls back to stdout when it cannot open its file; stdout carries the run id
+         * to `ccltune tune` */
+        dup2(STDERR_FILENO, STDOUT_FILENO);
+        session = 0;
+    } else {
+        set_session_env(o, &run->plan.sessions[session], plugin, rank);
+        unsetenv("CCLTUNE_WORKER_PROBE");
+    }
     setenv_long("CCLTUNE_WORKER_RANK", rank);
     setenv_long("CCLTUNE_WORKER_NRANKS", ranks);
     setenv_long("CCLTUNE_WORKER_NODES", nodes);
@@ -211,7 +230,8 @@ static int worker_code(int status)
 
 /* One attempt at a session.  Returns 0 done, CCT_WORKER_EXIT_HANG, or another failure code. */
 static int run_session_once(const cct_search_opts *o, const cct_search_run *run, size_t session,
-                            int ranks, int nodes, const char *plugin, int ngpus)
+                            int ranks, int nodes, const char *plugin, int ngpus,
+                            const char *probe_dir)
 {
     worker_proc w[4096];
     memset(w, 0, sizeof(worker_proc) * (size_t)ranks);
@@ -224,7 +244,8 @@ static int run_session_once(const cct_search_opts *o, const cct_search_run *run,
             return CCT_EXIT_FAIL;
         }
         int device = (r / o->ranks_per_gpu) % (ngpus > 0 ? ngpus : 1);
-        pid_t pid = cct_spawn_worker(o, run, session, r, ranks, nodes, device, plugin, sv);
+        pid_t pid =
+            cct_spawn_worker(o, run, session, r, ranks, nodes, device, plugin, sv, probe_dir);
         if (pid < 0) {
             fprintf(stderr, "ccltune search: error: fork: %s\n", strerror(errno));
             stop_workers(w, r);
@@ -299,9 +320,52 @@ static int run_session_once(const cct_search_opts *o, const cct_search_run *run,
     return code;
 }
 
+/* NCCL's model printout for the run (cct_model_capture.h), stored with it.  Never fails the
+ * search: without it only the constants of `ccltune tune` are skipped.  A resumed run that
+ * has it already is not probed again. */
+static void capture_model(const cct_search_opts *o, cct_search_run *run, int ranks, int nodes,
+                          const char *plugin, int ngpus)
+{
+    cct_error err;
+    char *text = NULL;
+    if (o->bench_table || !run->store)
+        return;
+    if (cct_store_get_nccl_log(run->store, run->run_id, &text, &err) == CCT_OK && text) {
+        free(text);
+        return;
+    }
+    char dir[PATH_MAX];
+    cct_status st = cct_model_capture_mkdir(dir, sizeof dir, &err);
+    if (st == CCT_OK) {
+        int code = run_session_once(o, run, 0, ranks, nodes, plugin, ngpus, dir);
+        if (code == 0) {
+            st = cct_model_capture_collect(dir, ranks, &text, &err);
+        } else {
+            cct_model_capture_remove(dir);
+            st = cct_error_set(&err, CCT_ENCCL, "the probe communicator's ranks failed (status %d)",
+                               code);
+        }
+    }
+    if (st == CCT_OK)
+        st = cct_store_put_nccl_log(run->store, run->run_id, ranks, nodes, text, &err);
+    if (st == CCT_OK)
+        fprintf(stderr,
+                "ccltune search: NCCL's model printout (%zu bytes) stored with run %lld: ccltune "
+                "tune and ccltune calibrate fit NCCL's constants from it\n",
+                strlen(text), (long long)run->run_id);
+    else
+        fprintf(stderr,
+                "ccltune search: warning: NCCL's model printout not captured: %s (the "
+                "measurements are unaffected; ccltune calibrate --nccl-log takes a log made by "
+                "hand)\n",
+                err.msg);
+    free(text);
+}
+
 int cct_search_run_sessions(const cct_search_opts *o, cct_search_run *run, int ranks, int nodes,
                             const char *plugin, int ngpus)
 {
+    capture_model(o, run, ranks, nodes, plugin, ngpus);
     for (size_t s = 0; s < run->plan.n_sessions; s++) {
         if (!cct_search_session_wanted(o, &run->plan, s, run->ll128_allowed)) {
             fprintf(stderr,
@@ -312,7 +376,7 @@ int cct_search_run_sessions(const cct_search_opts *o, cct_search_run *run, int r
         }
         int restarts = 0;
         for (;;) {
-            int code = run_session_once(o, run, s, ranks, nodes, plugin, ngpus);
+            int code = run_session_once(o, run, s, ranks, nodes, plugin, ngpus, NULL);
             if (code == 0)
                 break;
             bool hang = code == CCT_WORKER_EXIT_HANG || code == CCT_BACKEND_EXIT_STUCK;

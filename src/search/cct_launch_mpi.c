@@ -6,7 +6,9 @@
  * then by MPI_Bcast, then down to every worker.  Workers never call MPI, so each session
  * can start fresh processes (NCCL reads buffer sizes once per process).  Only rank 0 opens
  * the store.  Session outcomes are agreed with MPI_Allreduce so every process restarts or
- * stops together.
+ * stops together.  Before the first session every process runs its rank of the probe
+ * (cct_model_capture.h); rank 0 stores rank 0's printout (the others' files stay on their
+ * hosts and are removed).
  */
 #include <errno.h>
 #include <limits.h>
@@ -22,6 +24,7 @@
 #include "cct_bench.h"
 #include "cct_cli.h"
 #include "cct_config.h"
+#include "cct_model_capture.h"
 #include "cct_probe.h"
 #include "cct_search.h"
 #include "cct_search_run.h"
@@ -40,13 +43,13 @@ static int wait_child(pid_t pid)
 }
 
 static int session_once(cct_search_opts *o, cct_search_run *run, size_t session, int rank, int size,
-                        int nodes, int device, const char *plugin)
+                        int nodes, int device, const char *plugin, const char *probe_dir)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return CCT_EXIT_FAIL;
     fflush(NULL);
-    pid_t pid = cct_spawn_worker(o, run, session, rank, size, nodes, device, plugin, sv);
+    pid_t pid = cct_spawn_worker(o, run, session, rank, size, nodes, device, plugin, sv, probe_dir);
     close(sv[1]);
     if (pid < 0) {
         close(sv[0]);
@@ -85,6 +88,58 @@ static int session_once(cct_search_opts *o, cct_search_run *run, size_t session,
     MPI_Allreduce(&fail, &any_fail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(&hang, &any_hang, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     return any_fail ? CCT_EXIT_FAIL : any_hang ? CCT_WORKER_EXIT_HANG : 0;
+}
+
+/* The probe of cct_model_capture.h across the MPI processes; rank 0 stores its printout.
+ * Never fails the search.  All ranks agree on whether to probe (a resumed run that has the
+ * printout is not probed again). */
+static void capture_model(cct_search_opts *o, cct_search_run *run, int rank, int size, int nodes,
+                          int device, const char *plugin)
+{
+    cct_error err;
+    char *text = NULL;
+    int wanted = !o->bench_table;
+    if (rank == 0 && wanted && run->store &&
+        cct_store_get_nccl_log(run->store, run->run_id, &text, &err) == CCT_OK && text)
+        wanted = 0;
+    free(text);
+    text = NULL;
+    MPI_Bcast(&wanted, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    if (!wanted)
+        return;
+    char dir[PATH_MAX];
+    cct_status st = cct_model_capture_mkdir(dir, sizeof dir, &err);
+    int ok = st == CCT_OK, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_ok) {
+        if (ok)
+            cct_model_capture_remove(dir);
+        if (rank == 0)
+            fprintf(stderr, "ccltune search: warning: NCCL's model printout not captured: %s\n",
+                    ok ? "another rank could not create its folder" : err.msg);
+        return;
+    }
+    int code = session_once(o, run, 0, rank, size, nodes, device, plugin, dir);
+    if (rank != 0) {
+        cct_model_capture_remove(dir);
+        return;
+    }
+    if (code == 0)
+        st = cct_model_capture_collect(dir, size, &text, &err);
+    else {
+        cct_model_capture_remove(dir);
+        st = cct_error_set(&err, CCT_ENCCL, "the probe communicator's ranks failed (status %d)",
+                           code);
+    }
+    if (st == CCT_OK)
+        st = cct_store_put_nccl_log(run->store, run->run_id, size, nodes, text, &err);
+    if (st == CCT_OK)
+        fprintf(stderr, "ccltune search: NCCL's model printout (%zu bytes) stored with run %lld\n",
+                strlen(text), (long long)run->run_id);
+    else
+        fprintf(stderr, "ccltune search: warning: NCCL's model printout not captured: %s\n",
+                err.msg);
+    free(text);
 }
 
 int cct_search_mpi(cct_search_opts *o)
@@ -142,11 +197,13 @@ int cct_search_mpi(cct_search_opts *o)
         run.run_id = run_id;
     }
     int code = ok ? 0 : CCT_EXIT_FAIL;
+    if (ok)
+        capture_model(o, &run, rank, size, nodes, device, plugin);
     for (size_t s = 0; ok && code == 0 && s < run.plan.n_sessions; s++) {
         if (!cct_search_session_wanted(o, &run.plan, s, ll128_allowed != 0))
             continue;
         for (int restarts = 0;; restarts++) {
-            code = session_once(o, &run, s, rank, size, nodes, device, plugin);
+            code = session_once(o, &run, s, rank, size, nodes, device, plugin, NULL);
             if (code == CCT_WORKER_EXIT_HANG && restarts < o->max_restarts)
                 continue;
             break;

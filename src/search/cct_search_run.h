@@ -41,12 +41,16 @@ void cct_search_print_plan(FILE *out, const cct_plan *plan, const cct_schedule_o
 
 /* Fork a worker for rank `rank` of `session` (fork + exec of this binary with the
  * session's environment); sv is a socketpair whose sv[1] end the worker inherits.  Returns
- * the pid in the parent, -1 if fork failed.  Never returns in the child. */
+ * the pid in the parent, -1 if fork failed.  Never returns in the child.  probe_dir non-NULL
+ * starts the probe of cct_model_capture.h instead (session is ignored): a worker that only
+ * sets up a communicator with NCCL's default environment and logs NCCL's model there. */
 #include <sys/types.h>
 pid_t cct_spawn_worker(const cct_search_opts *o, const cct_search_run *run, size_t session,
-                       int rank, int ranks, int nodes, int device, const char *plugin, int sv[2]);
+                       int rank, int ranks, int nodes, int device, const char *plugin, int sv[2],
+                       const char *probe_dir);
 
-/* Run every session with local workers, restarting sessions after hangs. */
+/* Run every session with local workers, restarting sessions after hangs; a search (not a
+ * bench) first captures NCCL's model printout into the store (cct_model_capture.h). */
 int cct_search_run_sessions(const cct_search_opts *o, cct_search_run *run, int ranks, int nodes,
                             const char *plugin, int ngpus);
 

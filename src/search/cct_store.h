@@ -26,7 +26,8 @@
 #include "cct_error.h"
 #include "cct_measure.h"
 
-#define CCT_STORE_SCHEMA_VERSION 2 /* 2: call modes (pipe_ops, reg_buff, tuner_*) */
+/* 2: call modes (pipe_ops, reg_buff, tuner_*); 3: nccl_logs (NCCL's model printout per run) */
+#define CCT_STORE_SCHEMA_VERSION 3
 
 typedef struct cct_store cct_store;
 
@@ -113,5 +114,16 @@ cct_status cct_store_load_points(cct_store *store, const int64_t *run_ids, size_
 cct_status cct_store_load_samples(cct_store *store, int64_t run_id, const cct_config *cfg,
                                   uint64_t bytes, bool in_place, double **samples, size_t *n,
                                   cct_error *err);
+
+/* NCCL's init-time model printout for a run (NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=INIT,GRAPH,
+ * TUNING: its communicator line, topology graphs and latency/bandwidth table), captured by
+ * the search for the run's communicator of `ranks` ranks on `nodes` NCCL nodes.  One per
+ * run: a second put replaces the first.  CCT_ENOTFOUND if the run does not exist; CCT_EINVAL
+ * for empty text or ranks/nodes < 1. */
+cct_status cct_store_put_nccl_log(cct_store *store, int64_t run_id, int ranks, int nodes,
+                                  const char *text, cct_error *err);
+/* The run's printout: *text malloc'ed (free() it), or NULL with CCT_OK when the run has none
+ * -- always so in a store older than schema 3, which is read as it is. */
+cct_status cct_store_get_nccl_log(cct_store *store, int64_t run_id, char **text, cct_error *err);
 
 #endif

@@ -186,7 +186,19 @@ static const char schema_v2[] =
     "JOIN runs AS r ON r.id = p.run_id\n"
     "JOIN fingerprints AS f ON f.id = r.fingerprint_id;\n";
 
-static const char *const migrations[] = {schema_v1, schema_v2};
+/* Version 3: NCCL's init-time model printout (INIT, GRAPH and TUNING lines of its debug log)
+ * for a run's communicator, captured by the search so that `ccltune tune` and `ccltune
+ * calibrate` can fit NCCL's cost-model constants without a hand-made log.  A new table only:
+ * older runs simply have no row. */
+static const char schema_v3[] = "CREATE TABLE nccl_logs (\n"
+                                "    run_id   INTEGER PRIMARY KEY REFERENCES runs (id),\n"
+                                "    ranks    INTEGER NOT NULL CHECK (ranks >= 1),\n"
+                                "    nodes    INTEGER NOT NULL CHECK (nodes >= 1),\n"
+                                "    captured TEXT    NOT NULL,\n"
+                                "    text     TEXT    NOT NULL\n"
+                                ");\n";
+
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3};
 _Static_assert(sizeof migrations / sizeof migrations[0] == CCT_STORE_SCHEMA_VERSION,
                "one migration per schema version");
 

@@ -6,7 +6,8 @@
  * unique id through the socket its launcher gave it (rank 0 sends, others receive), joins
  * the communicator and runs the schedule.  Rank 0 commits every point to the store.  A
  * hang (watchdog) ends the worker with CCT_WORKER_EXIT_HANG after the hang is stored, and
- * the launcher restarts the session.
+ * the launcher restarts the session.  A probe worker (CCLTUNE_WORKER_PROBE, see
+ * cct_model_capture.h) only joins a communicator, so that NCCL logs its model, and exits.
  */
 #include <errno.h>
 #include <poll.h>
@@ -95,6 +96,13 @@ int cct_search_worker(cct_search_opts *opts)
             st = exchange(fd, id, sizeof id, true, 60000, &err);
     } else {
         st = exchange(fd, id, sizeof id, false, 600000, &err);
+    }
+    if (st == CCT_OK && getenv("CCLTUNE_WORKER_PROBE")) {
+        st = cct_nccl_probe_comm(rank, nranks, device, id, opts->timeout_s, &err);
+        cct_plan_destroy(&plan);
+        close(fd);
+        return st == CCT_OK ? CCT_EXIT_OK
+                            : cct_cli_fail("search", "rank %d: NCCL log probe: %s", rank, err.msg);
     }
     if (st != CCT_OK) {
         cct_plan_destroy(&plan);

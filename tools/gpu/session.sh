@@ -9,7 +9,8 @@
 # hand-written table), capture (nccl-tests logs for the importers), search2/search4 (the
 # recorded dataset), tune2/tune4/tune8 (end to end), pipe (issue 8b: grouped/registered call
 # modes), calib (issue 8a: a table's NCCL model constants, rules off, against NCCL's defaults
-# and the oracle at 3/8 and 2/4 ranks).  Logs go to $OUT/logs; a tarball of
+# and the oracle at 3/8 and 2/4 ranks), tunecal (issue 8a: tune fits nccl_constants from the
+# NCCL model printout its search captured).  Logs go to $OUT/logs; a tarball of
 # them and a summary come back.  Nothing here changes the GPU's settings.
 set -uo pipefail
 # Stages write under WORK; only results.tar.gz (refreshed after every stage when PACK=1) and
@@ -357,6 +358,33 @@ stage_calib() {
     local differ
     differ=$(diff "$d/model-3ranks-constants1.txt" "$d/model-3ranks-constants0.txt" | grep -c '^<')
     summary "calib model: $(wc -l <"$d/model-3ranks-constants1.txt") model lines, $differ differ with vs without constants; $(grep -m1 -o 'wrote [0-9]* NCCL model constants' "$d/model-3ranks-constants1.log"); off: $(grep -m1 -o 'not written ([A-Z_=0-9]*)' "$d/model-3ranks-constants0.log")"
+}
+
+# Issue 8a round 2: `ccltune tune` fits nccl_constants from NCCL's model printout that the
+# search captures itself (a probe communicator before the first session, its own processes
+# with NCCL_DEBUG=INFO; the measuring workers log nothing).  2 shared ranks, small search;
+# then `ccltune calibrate STORE` without --nccl-log must find the stored printout.  Look for:
+# "printout stored" in the search output, tune's nccl_constants line ("fitted" or "not
+# written" with both agreement counts), constants in the table (entries > 0 when fitted),
+# calibrate rc=0 with "1 topology from the NCCL logs stored", and 0 NCCL INFO lines in the
+# search's own output (nothing logged while measuring).
+TUNECAL_ARGS=${TUNECAL_ARGS:---colls allreduce,allgather --max-bytes 4M --channels nccl --cycles 3 --timeout 30}
+stage_tunecal() {
+    local y=$OUT/tunecal.yaml db=$OUT/tunecal.db l=$LOG/tunecal.log t0=$SECONDS
+    rm -f "$db" "$db-wal" "$db-shm"
+    timeout 300 "$CCLTUNE" tune -o "$y" --store "$db" --no-plots --ranks 2 --ranks-per-gpu 2 \
+        --note "issue 8a: tune with captured NCCL model" $TUNECAL_ARGS >"$l" 2>&1
+    local rc=$? wall=$((SECONDS - t0))
+    local entries
+    entries=$(sed -n '/^nccl_constants:/,/^[a-z]/p' "$y" 2>/dev/null | grep -c ': *{.*[0-9]')
+    timeout 120 "$CCLTUNE" calibrate "$db" -o "$OUT/tunecal-calibrate.yaml" >"$LOG/tunecal-calibrate.log" 2>&1
+    local crc=$?
+    local stored=none
+    command -v sqlite3 >/dev/null &&
+        stored=$(sqlite3 "$db" "SELECT run_id || ':' || ranks || 'r/' || nodes || 'n/' || length(text) || 'B' FROM nccl_logs" 2>&1 | tr '\n' ' ')
+    summary "tunecal: tune rc=$rc wall=$wall s; $(grep -o "NCCL's model printout ([0-9]* bytes) stored with run [0-9]*" "$l" | head -1); store nccl_logs: $stored; INFO lines in search output: $(grep -c 'NCCL INFO' "$l")"
+    summary "tunecal: $(grep -m1 -o 'nccl_constants [^:]*: .*' "$l" | cut -c1-220); table constant families with entries: ${entries:-0}"
+    summary "tunecal: calibrate-from-store rc=$crc; $(grep -m1 -E 'topolog|error' "$LOG/tunecal-calibrate.log" | cut -c1-160)"
 }
 
 stage_tune2() { tune 2 "${TMAX2:-256M}" --align 0,4,8,12; }

@@ -43,7 +43,8 @@ static void help(FILE *out)
             "  --no-plots          skip the plots\n"
             "  --no-constants      do not fit NCCL's cost-model constants (nccl_constants)\n"
             "                      from NCCL's model printout stored with the search's run\n"
-            "  --recorded DB       recorded measurements used without a GPU\n"
+            "  --recorded DB       fit these recorded measurements instead of measuring, GPU or\n"
+            "                      not; without a GPU the default is the recorded H200 store\n"
             "                      [tests/data/h200/run-2026-11-29b/tune-4.db of the source\n"
             "                      tree: 4 rank processes on an H200]\n"
             "  --note TEXT         provenance note for the table\n"
@@ -207,7 +208,7 @@ int cct_cmd_tune(int argc, char **argv)
     cct_fit_table_options_default(&fo);
     fo.note = note;
     const char *fit_store = store_path;
-    if (have_gpu()) {
+    if (!recorded && have_gpu()) {
         long long run = run_search(search_args, n_search, store_path);
         if (run <= 0)
             return cct_cli_fail("tune",
@@ -217,10 +218,16 @@ int cct_cmd_tune(int argc, char **argv)
         fo.runs[fo.n_runs++] = run;
     } else {
         fit_store = recorded ? recorded : default_recorded();
-        fprintf(stderr,
-                "ccltune tune: no GPU on this machine: running fit, table and plots on the "
-                "recorded real measurements in %s instead of measuring\n",
-                fit_store);
+        if (recorded)
+            fprintf(stderr,
+                    "ccltune tune: --recorded: running fit, table and plots on the recorded "
+                    "measurements in %s instead of measuring\n",
+                    fit_store);
+        else
+            fprintf(stderr,
+                    "ccltune tune: no GPU on this machine: running fit, table and plots on the "
+                    "recorded real measurements in %s instead of measuring\n",
+                    fit_store);
         if (!readable(fit_store))
             return cct_cli_fail("tune", "recorded measurements %s not found (pass --recorded DB)",
                                 fit_store);

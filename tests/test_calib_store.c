@@ -56,11 +56,11 @@ static void copy_file(const char *from, const char *to)
 
 /* dir/name: a copy of the recorded 2-rank store with `log_text` stored for every run
  * (NULL: none). */
-static void make_store(const char *dir, const char *name, const char *log_text, char *path,
-                       size_t len)
+static void make_store_from(const char *source, int ranks, const char *dir, const char *name,
+                            const char *log_text, char *path, size_t len)
 {
     char src[4096];
-    data_path(src, sizeof src, RUN_B "tune-2.db");
+    data_path(src, sizeof src, source);
     snprintf(path, len, "%s/%s", dir, name);
     copy_file(src, path);
     cct_store *s = NULL;
@@ -72,10 +72,17 @@ static void make_store(const char *dir, const char *name, const char *log_text, 
     assert_int_equal(cct_store_list_runs(s, &runs, &n, &err), CCT_OK);
     assert_true(n >= 1);
     for (size_t i = 0; log_text && i < n; i++)
-        if (cct_store_put_nccl_log(s, runs[i].id, 2, 2, log_text, &err) != CCT_OK)
+        if (cct_store_put_nccl_log(s, runs[i].id, ranks, ranks, log_text, &err) != CCT_OK)
             fail_msg("%s", err.msg);
     free(runs);
     cct_store_close(s);
+}
+
+/* The recorded 2-rank store with log_text stored as its run's NCCL printout. */
+static void make_store(const char *dir, const char *name, const char *log_text, char *path,
+                       size_t len)
+{
+    make_store_from(RUN_B "tune-2.db", 2, dir, name, log_text, path, len);
 }
 
 static char *read_text(const char *rel)
@@ -331,12 +338,49 @@ static void test_tune_command(void **s)
     free(dir);
 }
 
+/* Where tune does write the constants (the recorded 4-rank store with its NCCL printout,
+ * where they choose better than NCCL's defaults), they are exactly calibrate's: tune and
+ * calibrate are one computation on the same points. */
+static void test_tune_writes_calibrate_constants(void **s)
+{
+    (void)s;
+    char *dir = ct_tmpdir("calib-tune4");
+    char *text = read_text(LOGS "model-socket-4ranks.log");
+    char with[4096], out[4096], cal[4096];
+    make_store_from(RUN_B "tune-4.db", 4, dir, "with4.db", text, with, sizeof with);
+    snprintf(out, sizeof out, "%s/tuned.yaml", dir);
+    snprintf(cal, sizeof cal, "%s/calibrated.yaml", dir);
+    const char *tune[] = {"tune", "--recorded", with, "--no-plots", "-o", out, NULL};
+    ct_result r = run_cmd(tune);
+    if (r.status != 0)
+        fail_msg("tune failed: %s", r.err);
+    if (!strstr(r.err, "nccl_constants fitted from NCCL's model printout"))
+        fail_msg("tune did not write the constants at 4 ranks: %s", r.err);
+    ct_result_free(&r);
+    const char *calibrate[] = {"calibrate", with, "-o", cal, NULL};
+    r = run_cmd(calibrate);
+    assert_int_equal(r.status, 0);
+    ct_result_free(&r);
+    cct_table tuned, calibrated;
+    load_table(out, &tuned);
+    load_table(cal, &calibrated);
+    assert_true(has_any_constant(&tuned.constants));
+    assert_memory_equal(&tuned.constants.base_latency_us, &calibrated.constants.base_latency_us,
+                        sizeof tuned.constants - offsetof(cct_constants, base_latency_us));
+    cct_table_destroy(&tuned);
+    cct_table_destroy(&calibrated);
+    free(text);
+    ct_rm_rf(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_topology_from_store),
         cmocka_unit_test(test_calibrate_command),
         cmocka_unit_test(test_tune_command),
+        cmocka_unit_test(test_tune_writes_calibrate_constants),
     };
     return cmocka_run_group_tests_name("calib_store", tests, NULL, NULL);
 }

@@ -10,6 +10,8 @@
  * table fitted from the real exhaustive store and judged by that store, as
  * tools/compare_decisions.py does: the same configuration, or one measured within the 5 %
  * tie of the exhaustive table's choice.  Deterministic: the replay's noise has a fixed seed.
+ * The same pair over NVLink (run-2026-11-29c/nvlink-pair/, 2 GPUs, quiet timings) is held
+ * to the targets themselves, time counted as points measured.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,6 +33,11 @@
 #define STORE "tests/data/h200/run-2026-11-29b/exhaustive-4.db"
 #define FLAGS                                                                                      \
     "--ranks-per-gpu 4 --ranks 4 --max-bytes 16M --channels nccl,1,2,max --align 0,4 "             \
+    "--buffsize default,1M --cycles 4 --timeout 60"
+
+#define STORE_NV "tests/data/h200/run-2026-11-29c/nvlink-pair/exhaustive-nvlink-2.db"
+#define FLAGS_NV                                                                                   \
+    "--ranks-per-gpu 1 --ranks 2 --max-bytes 64M --channels nccl,1,2,max --align 0,4,8,12 "        \
     "--buffsize default,1M --cycles 4 --timeout 60"
 
 static void run(const char *cmd)
@@ -103,35 +110,57 @@ static double agreement(const cct_table *adaptive, const cct_table *exhaustive,
     return *total ? (double)agree / (double)*total : 0.0;
 }
 
-static void test_adaptive_vs_exhaustive(void **state)
+/* The points a search log says were measured, summed over its sessions. */
+static double points_measured(const char *log)
 {
-    (void)state;
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    char line[1024];
+    double total = 0.0;
+    unsigned a, b;
+    double n;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "session %u/%u: %lf measured", &a, &b, &n) == 3)
+            total += n;
+    fclose(f);
+    assert_true(total > 0.0);
+    return total;
+}
+
+typedef struct pair_result {
+    double time_fraction, points_fraction, agreement;
+    size_t decisions;
+} pair_result;
+
+/* Replays the exhaustive and the adaptive search on the recorded exhaustive store `rel`
+ * (relative to the source root) with `flags`, fits both, and compares the decisions. */
+static pair_result replay_pair(const char *rel, const char *flags, double *t_ex_out)
+{
     const char *src = getenv("CCT_TEST_SRCDIR"), *ccltune = getenv("CCT_CCLTUNE");
     assert_non_null(src);
     assert_non_null(ccltune);
     char dir[] = "/tmp/cct-adaptive-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char store[1024], cmd[4096], path[1200], path2[1200];
-    snprintf(store, sizeof store, "%s/../%s", src, STORE);
-
+    snprintf(store, sizeof store, "%s/../%s", src, rel);
     snprintf(cmd, sizeof cmd,
-             "'%s' search --replay '%s' " FLAGS " --exhaustive --store %s/ex.db >/dev/null "
-             "2>%s/ex.log",
-             ccltune, store, dir, dir);
+             "'%s' search --replay '%s' %s --exhaustive --store %s/ex.db >/dev/null 2>%s/ex.log",
+             ccltune, store, flags, dir, dir);
     run(cmd);
     snprintf(cmd, sizeof cmd,
-             "'%s' search --replay '%s' " FLAGS " --store %s/ad.db >/dev/null 2>%s/ad.log", ccltune,
-             store, dir, dir);
+             "'%s' search --replay '%s' %s --store %s/ad.db >/dev/null 2>%s/ad.log", ccltune, store,
+             flags, dir, dir);
     run(cmd);
     snprintf(path, sizeof path, "%s/ex.log", dir);
     snprintf(path2, sizeof path2, "%s/ad.log", dir);
+    pair_result r;
     double t_ex = simulated_seconds(path), t_ad = simulated_seconds(path2);
-    /* the exhaustive replay spends what the recording spent (74 s measured on the H200) */
-    assert_true(t_ex > 60.0 && t_ex < 90.0);
-    double fraction = t_ad / t_ex;
-    print_message("adaptive: %.1f s of %.1f s simulated measuring time (%.1f %%)\n", t_ad, t_ex,
-                  100.0 * fraction);
-    assert_true(fraction <= 0.25);
+    *t_ex_out = t_ex;
+    r.time_fraction = t_ad / t_ex;
+    r.points_fraction = points_measured(path2) / points_measured(path);
+    print_message("%s: adaptive %.1f s of %.1f s simulated call time (%.1f %%), %.1f %% of the "
+                  "points\n",
+                  rel, t_ad, t_ex, 100.0 * r.time_fraction, 100.0 * r.points_fraction);
 
     snprintf(cmd, sizeof cmd, "'%s' fit --store '%s' -o %s/e.yaml 2>/dev/null", ccltune, store,
              dir);
@@ -147,30 +176,56 @@ static void test_adaptive_vs_exhaustive(void **state)
     assert_int_equal(cct_table_load_file(path2, &ta, &err), CCT_OK);
     cct_store *st = NULL;
     cct_point *pts = NULL;
-    size_t n = 0, total = 0;
+    size_t n = 0;
     assert_int_equal(cct_store_open(store, true, &st, &err), CCT_OK);
     assert_int_equal(cct_store_load_points(st, NULL, 0, &pts, &n, &err), CCT_OK);
-    double agree = agreement(&ta, &te, pts, n, &total);
-    print_message("adaptive: %.1f %% of %zu size decisions agree with the exhaustive table\n",
-                  100.0 * agree, total);
-    assert_int_equal(total, 110); /* 5 collectives x 22 sizes */
-    /* The exhaustive sweep replayed with other noise agrees with its own table at 93.6-98.2 %
-     * (seeds 1-4): over shared-GPU sockets (CV 10-30 %) the 95 % target sits at the noise
-     * floor of the judge.  What is asserted is what the adaptive search reaches (90.0 % at
-     * seed 1; 90-94 % over seeds 1-4). */
-    assert_true(agree >= 0.90);
+    r.agreement = agreement(&ta, &te, pts, n, &r.decisions);
+    print_message("%s: %.1f %% of %zu size decisions agree with the exhaustive table\n", rel,
+                  100.0 * r.agreement, r.decisions);
     free(pts);
     cct_store_close(st);
     cct_table_destroy(&te);
     cct_table_destroy(&ta);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     run(cmd);
+    return r;
+}
+
+static void test_adaptive_vs_exhaustive(void **state)
+{
+    (void)state;
+    double t_ex;
+    pair_result r = replay_pair(STORE, FLAGS, &t_ex);
+    /* the exhaustive replay spends what the recording spent (74 s measured on the H200) */
+    assert_true(t_ex > 60.0 && t_ex < 90.0);
+    assert_true(r.time_fraction <= 0.25);
+    assert_int_equal(r.decisions, 110); /* 5 collectives x 22 sizes */
+    /* The exhaustive sweep replayed with other noise agrees with its own table at 93.6-98.2 %
+     * (seeds 1-4): over shared-GPU sockets (CV 10-30 %) the 95 % target sits at the noise
+     * floor of the judge.  What is asserted is what the adaptive search reaches (94.5 % at
+     * seed 1; 89-95 % over seeds 1-4). */
+    assert_true(r.agreement >= 0.90);
+}
+
+/* Over NVLink (quiet timings) issue 5's targets are measurable: at most a quarter of the
+ * points the exhaustive sweep measures (per-point overhead -- verification, warm-up,
+ * cycles -- dominates the time there, ~5 ms a point) and at least 95 % of the decisions. */
+static void test_adaptive_vs_exhaustive_nvlink(void **state)
+{
+    (void)state;
+    double t_ex;
+    pair_result r = replay_pair(STORE_NV, FLAGS_NV, &t_ex);
+    assert_true(t_ex > 25.0 && t_ex < 45.0); /* 31 s measuring on the H200 x2 */
+    assert_int_equal(r.decisions, 125);      /* 5 collectives x 25 sizes */
+    assert_true(r.points_fraction <= 0.25);
+    assert_true(r.agreement >= 0.95);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_adaptive_vs_exhaustive),
+        cmocka_unit_test(test_adaptive_vs_exhaustive_nvlink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

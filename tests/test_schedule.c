@@ -459,6 +459,7 @@ static void test_adaptive_prunes_dominated(void **state)
     s.run_id = f->run;
     cct_schedule_defaults(&s.opts);
     s.opts.adaptive = true;
+    s.opts.coarse_factor = 0.0; /* every size coarse: the pruning rule alone */
     assert_int_equal(cct_schedule_run(&s, &err), CCT_OK);
     /* 11 sizes x 5 configurations; LL on 1 channel is pruned from 128 KiB: 4 sizes */
     assert_int_equal(s.points_total, 55);
@@ -490,6 +491,149 @@ static void test_adaptive_prunes_dominated(void **state)
     free(pts);
 }
 
+/* The stored point of (proto, channels, bytes) of a forced ring configuration, or NULL. */
+static const cct_point *find_point(const cct_point *pts, size_t n, int algo, int proto,
+                                   int channels, uint64_t bytes)
+{
+    for (size_t i = 0; i < n; i++)
+        if (pts[i].cfg.algo == algo && pts[i].cfg.proto == proto &&
+            pts[i].cfg.channels == channels && pts[i].bytes == bytes)
+            return &pts[i];
+    return NULL;
+}
+
+/* A new run in the fixture's store whose fingerprint says NVLink (quiet timings). */
+static void begin_nvlink_run(fixture *f)
+{
+    cct_error err;
+    cct_store_fingerprint fp = store_test_fingerprint("nvlink-test");
+    snprintf(fp.links, sizeof fp.links, "nvlink");
+    int64_t fpid;
+    assert_int_equal(cct_store_put_fingerprint(f->store, &fp, &fpid, &err), CCT_OK);
+    cct_store_run r;
+    memset(&r, 0, sizeof r);
+    r.fingerprint_id = fpid;
+    snprintf(r.tool, sizeof r.tool, "test");
+    snprintf(r.source, sizeof r.source, "search");
+    assert_int_equal(cct_store_begin_run(f->store, &r, &err), CCT_OK);
+    f->run = r.id;
+}
+
+/* The 5-configuration ring LL/Simple plan of the adaptive tests, 1 KiB .. 1 MiB. */
+static void two_protocol_plan(fixture *f)
+{
+    cct_plan_destroy(&f->plan);
+    cct_space sp;
+    cct_error err;
+    cct_space_defaults(&sp);
+    sp.ranks = 2;
+    sp.nodes = 2;
+    cct_space_parse(&sp, "--colls", "allreduce", &err);
+    cct_space_parse(&sp, "--algos", "ring", &err);
+    cct_space_parse(&sp, "--protos", "ll,simple", &err);
+    cct_space_parse(&sp, "--channels", "nccl,1", &err);
+    cct_space_parse(&sp, "--max-bytes", "1M", &err);
+    sp.off_grid = false;
+    assert_int_equal(cct_plan_build(&sp, &f->plan, &err), CCT_OK);
+}
+
+static cct_status run_adaptive(fixture *f, cct_schedule *s, cct_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->plan = &f->plan;
+    s->backend = &f->backend;
+    s->store = f->store;
+    s->run_id = f->run;
+    cct_schedule_defaults(&s->opts);
+    s->opts.adaptive = true;
+    return cct_schedule_run(s, err);
+}
+
+/* An adaptive search over NVLink interrupted part-way and resumed measures exactly the points
+ * an uninterrupted one does: the coarse ratios, the rests and the crossovers between coarse
+ * sizes are rebuilt from the stored points. */
+static void test_adaptive_resume_prunes_alike(void **state)
+{
+    fixture *f = *state;
+    two_protocol_plan(f);
+    cct_schedule s;
+    cct_error err;
+    begin_nvlink_run(f);
+    assert_int_equal(run_adaptive(f, &s, &err), CCT_OK);
+    cct_point *ref;
+    size_t n_ref = load_points(f, &ref);
+    int interrupted = 0;
+    for (int fail_after = 40; fail_after <= 200; fail_after += 40) {
+        begin_nvlink_run(f);
+        f->sc.times = 0;
+        f->sc.fail_after_times = fail_after;
+        cct_status st = run_adaptive(f, &s, &err);
+        f->sc.fail_after_times = -1;
+        if (st != CCT_OK) {
+            assert_int_equal(st, CCT_EIO);
+            interrupted++;
+            assert_int_equal(run_adaptive(f, &s, &err), CCT_OK);
+        }
+        cct_point *pts;
+        size_t n = load_points(f, &pts);
+        assert_int_equal(n, n_ref);
+        for (size_t i = 0; i < n_ref; i++)
+            assert_non_null(find_point(pts, n, ref[i].cfg.algo, ref[i].cfg.proto,
+                                       ref[i].cfg.channels, ref[i].bytes));
+        free(pts);
+    }
+    assert_int_equal(interrupted, 5);
+    free(ref);
+}
+
+static void test_adaptive_coarse_then_crossovers(void **state)
+{
+    fixture *f = *state;
+    two_protocol_plan(f);
+    /* The plan of test_adaptive_prunes_dominated (LL wins below ~15 KB, Simple above; NCCL
+     * runs Ring/LL), in a run whose links are NVLink (quiet).  Coarse sizes (factor 4): 1K,
+     * 4K, 16K, 64K, 256K, 1M, measured first; between them only NCCL's default, the twin of
+     * its choice, the fastest at a neighbour and what crosses the 10 % margin between the
+     * neighbours.  Simple, 1.85x and 1.52x at 1K and 4K, is not measured at 2K; its slope
+     * says it catches up by 16K, so it skips no coarse size. */
+    cct_error err;
+    begin_nvlink_run(f);
+    cct_schedule s;
+    memset(&s, 0, sizeof s);
+    s.plan = &f->plan;
+    s.backend = &f->backend;
+    s.store = f->store;
+    s.run_id = f->run;
+    cct_schedule_defaults(&s.opts);
+    s.opts.adaptive = true;
+    assert_int_equal(cct_schedule_run(&s, &err), CCT_OK);
+    /* coarse: 6 sizes x 5 configurations, less LL/1 at 1M (struck at 64K and 256K);
+     * between: default and twin at 5 sizes, Simple (both channel counts) at 8K-512K, LL/1
+     * at 2K and 8K (tied with the fastest) and 32K (close at 16K, far at 64K) */
+    assert_int_equal(s.points_total, 55);
+    assert_int_equal(s.points_done, 29 + 10 + 8 + 3);
+    cct_point *pts;
+    size_t n = load_points(f, &pts);
+    assert_int_equal(n, s.points_done);
+    const uint64_t fine[] = {2048, 8192, 32768, 131072, 524288};
+    for (size_t i = 0; i < 5; i++) {
+        assert_non_null(find_point(pts, n, CCT_DEFAULT, CCT_DEFAULT, 0, fine[i]));
+        assert_non_null(find_point(pts, n, CCT_ALGO_RING, CCT_PROTO_LL, 0, fine[i]));
+    }
+    assert_null(find_point(pts, n, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, 2048));
+    assert_non_null(find_point(pts, n, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, 8192));
+    assert_non_null(find_point(pts, n, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, 32768));
+    assert_non_null(find_point(pts, n, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, 4096));
+    assert_non_null(find_point(pts, n, CCT_ALGO_RING, CCT_PROTO_LL, 1, 32768));
+    assert_null(find_point(pts, n, CCT_ALGO_RING, CCT_PROTO_LL, 1, 131072));
+    assert_null(find_point(pts, n, CCT_ALGO_RING, CCT_PROTO_LL, 1, 1048576));
+    /* the coarse grid is stored before anything between it */
+    const cct_point *last_coarse = find_point(pts, n, CCT_DEFAULT, CCT_DEFAULT, 0, 1048576);
+    const cct_point *first_fine = find_point(pts, n, CCT_DEFAULT, CCT_DEFAULT, 0, 2048);
+    assert_true(last_coarse < first_fine);
+    free(pts);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -501,6 +645,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hang_is_stored_and_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume_measures_nothing_twice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adaptive_prunes_dominated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adaptive_coarse_then_crossovers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adaptive_resume_prunes_alike, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

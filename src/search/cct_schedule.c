@@ -28,6 +28,10 @@ void cct_schedule_defaults(cct_schedule_opts *o)
     o->prune_margin = 0.25;
     o->prune_after = 2;
     o->first_cycles = 2;
+    o->coarse_factor = 4.0;
+    o->fine_margin = 0.10;
+    o->rest_margin = 0.5;
+    o->noisy_fine_margin = 0.3;
 }
 
 size_t cct_schedule_count_points(const cct_plan *plan, size_t session, bool time_in_place)
@@ -53,6 +57,11 @@ typedef struct slot {
     size_t n_samples;
     cct_stats stats;
     bool noisy;
+    /* adaptive: what the run's earlier sessions (or a stored part of this one) measured at
+     * this collective, size and call mode: the fastest aligned time (NAN: nothing) and
+     * NCCL's choice as its default point observed it (-1: unknown) */
+    double ext_best;
+    int ext_algo, ext_proto;
 } slot;
 
 typedef struct group {
@@ -367,6 +376,30 @@ static const cct_point *stored_point(const cct_point *pts, size_t n, const slot 
     return NULL;
 }
 
+/* What the run's stored points say about slot sl's collective, size and call mode: out[0]
+ * the fastest aligned OK median (NAN: none), out[1] and out[2] NCCL's algorithm and
+ * protocol as a default point observed them (-1: none).  Earlier sessions force other
+ * protocols or buffers; the fastest of all is what a configuration has to beat. */
+static void stored_context(const cct_point *pts, size_t n, const slot *sl, double *out)
+{
+    out[0] = NAN;
+    out[1] = out[2] = -1.0;
+    for (size_t i = 0; i < n; i++) {
+        const cct_point *p = &pts[i];
+        if (p->bytes != sl->bytes || p->in_place != sl->in_place || p->cfg.coll != sl->cfg->coll ||
+            p->cfg.ranks != sl->cfg->ranks || p->cfg.nodes != sl->cfg->nodes ||
+            p->cfg.dtype != sl->cfg->dtype || !cct_config_same_mode(&p->cfg, sl->cfg))
+            continue;
+        if (p->cfg.algo == CCT_DEFAULT && p->nccl_algo >= 0) {
+            out[1] = p->nccl_algo;
+            out[2] = p->nccl_proto;
+        }
+        if (p->status == CCT_POINT_OK && p->stats.n && p->cfg.align == 0 &&
+            (isnan(out[0]) || p->stats.median_us < out[0]))
+            out[0] = p->stats.median_us;
+    }
+}
+
 /* Rank 0 looks the group up in the store; every rank gets the same skip mask and, for the
  * stored points, the same status, median and NCCL choice (the pruning state must not
  * differ between ranks or between a resumed search and one that ran through). */
@@ -389,27 +422,34 @@ static cct_status skip_mask(cct_schedule *s, group *g, const cct_point *stored, 
     cct_status st = s->backend->ops->broadcast(s->backend->ctx, mask, g->n, err);
     if (st != CCT_OK)
         return st;
-    double *known = g->scratch; /* 4 per slot: status (-1: unknown), median, algo, proto */
+    double *known = g->scratch; /* 8 per slot: status (-1: unknown), median, algo, proto,
+                                 * the run's fastest time and NCCL's choice there, CV */
     for (size_t k = 0; k < g->n; k++) {
         const cct_point *p = mask[k] ? stored_point(stored, n_stored, &g->slots[k]) : NULL;
-        known[4 * k] = p ? p->status : -1.0;
-        known[4 * k + 1] = p && p->stats.n ? p->stats.median_us : NAN;
-        known[4 * k + 2] = p ? p->nccl_algo : -1.0;
-        known[4 * k + 3] = p ? p->nccl_proto : -1.0;
+        known[8 * k] = p ? p->status : -1.0;
+        known[8 * k + 1] = p && p->stats.n ? p->stats.median_us : NAN;
+        known[8 * k + 2] = p ? p->nccl_algo : -1.0;
+        known[8 * k + 3] = p ? p->nccl_proto : -1.0;
+        known[8 * k + 7] = p && p->stats.n ? p->stats.cv : NAN;
+        stored_context(stored, n_stored, &g->slots[k], known + 8 * k + 4);
     }
-    st = s->backend->ops->broadcast(s->backend->ctx, known, 4 * g->n * sizeof *known, err);
+    st = s->backend->ops->broadcast(s->backend->ctx, known, 8 * g->n * sizeof *known, err);
     if (st != CCT_OK)
         return st;
     for (size_t k = 0; k < g->n; k++) {
         slot *sl = &g->slots[k];
         sl->skip = mask[k] != 0;
-        sl->known = sl->skip && known[4 * k] >= 0.0;
+        sl->known = sl->skip && known[8 * k] >= 0.0;
+        sl->ext_best = known[8 * k + 4];
+        sl->ext_algo = (int)known[8 * k + 5];
+        sl->ext_proto = (int)known[8 * k + 6];
         if (!sl->known)
             continue;
-        sl->status = (int)known[4 * k];
-        sl->stats.median_us = known[4 * k + 1];
-        sl->obs.nccl_algo = (int)known[4 * k + 2];
-        sl->obs.nccl_proto = (int)known[4 * k + 3];
+        sl->status = (int)known[8 * k];
+        sl->stats.median_us = known[8 * k + 1];
+        sl->stats.cv = known[8 * k + 7];
+        sl->obs.nccl_algo = (int)known[8 * k + 2];
+        sl->obs.nccl_proto = (int)known[8 * k + 3];
     }
     return CCT_OK;
 }
@@ -427,6 +467,8 @@ static void reset_slot(slot *sl, double *samples)
     sl->obs.nccl_algo = -1;
     sl->obs.nccl_proto = -1;
     sl->status = CCT_POINT_OK;
+    sl->ext_best = NAN;
+    sl->ext_algo = sl->ext_proto = -1;
 }
 
 /* Adaptive pruning state of one collective's configurations across sizes (slot order is
@@ -439,6 +481,10 @@ typedef struct prune_state {
                          * smallest measured size */
     double *tbest;      /* per slot: the fastest time of its call mode at this size */
     int kept_proto;     /* never struck: the protocol whose buffer the session varies; -1 */
+    int *rest;          /* coarse sizes to skip from the next one on (then measured again) */
+    double *prev;       /* 3 per slot: bytes, time and fastest time at the last coarse size
+                         * the slot had a time (bytes 0: none yet) */
+    bool quiet;         /* the run's links give quiet timings (links_quiet) */
 } prune_state;
 
 /* Whether the slot has a time this size: measured now, or stored before a resume. */
@@ -449,9 +495,41 @@ static bool has_time(const slot *sl)
     return sl->timed && sl->status == CCT_POINT_OK && sl->n_samples;
 }
 
+/* Whether the run's links give quiet timings: NVLink (or one GPU), where a configuration's
+ * median repeats to ~1-2 % from one session to the next.  Over sockets between processes
+ * sharing a GPU (fingerprint links "socket") and over a network, medians of the same
+ * configuration differ by 5-15 % between sessions (docs/benchmarks.md, the noise floor):
+ * there the ratios the quiet-only economies rest on are below the noise.  Rank 0 reads the
+ * run's fingerprint; every rank gets its answer.  No store: not quiet. */
+static cct_status links_quiet(cct_schedule *s, bool *quiet, cct_error *err)
+{
+    unsigned char q = 0;
+    if (s->store) {
+        cct_store_run *runs = NULL;
+        size_t n = 0;
+        cct_status st = cct_store_list_runs(s->store, &runs, &n, err);
+        for (size_t i = 0; st == CCT_OK && i < n; i++) {
+            if (runs[i].id != s->run_id)
+                continue;
+            cct_store_fingerprint fp;
+            memset(&fp, 0, sizeof fp);
+            st = cct_store_get_fingerprint(s->store, runs[i].fingerprint_id, &fp, err);
+            q = st == CCT_OK && (!strcmp(fp.links, "nvlink") || !strcmp(fp.links, "local"));
+        }
+        free(runs);
+        if (st != CCT_OK)
+            return st;
+    }
+    cct_status st = s->backend->ops->broadcast(s->backend->ctx, &q, 1, err);
+    *quiet = q != 0;
+    return st;
+}
+
 /* "The fastest" is the fastest of the slot's own call mode: grouped and registered calls
- * are compared only with their own kind (their per-op times are another curve). */
-static double fastest_of_mode(const group *g, size_t k)
+ * are compared only with their own kind (their per-op times are another curve).  It
+ * includes what the run's earlier sessions measured there (a session that forces LL128 or
+ * other buffers is judged against LL and Simple of the first session, not just itself). */
+static double fastest_of_mode(const group *g, size_t k, bool with_earlier_sessions)
 {
     size_t best = SIZE_MAX;
     for (size_t j = 0; j < g->n; j++) {
@@ -460,7 +538,9 @@ static double fastest_of_mode(const group *g, size_t k)
             (best == SIZE_MAX || sl->stats.median_us < g->slots[best].stats.median_us))
             best = j;
     }
-    return best == SIZE_MAX ? NAN : g->slots[best].stats.median_us;
+    double t = best == SIZE_MAX ? NAN : g->slots[best].stats.median_us,
+           ext = with_earlier_sessions ? g->slots[k].ext_best : NAN;
+    return isnan(t) || ext < t ? ext : t;
 }
 
 /* NCCL's own choice at this size in the slot's call mode, as its default slot observed it
@@ -476,6 +556,37 @@ static void nccl_choice_of_mode(const group *g, size_t k, int *algo, int *proto)
             *proto = sl->obs.nccl_proto;
         }
     }
+    if (*algo < 0) { /* no default in this session: as the run's first session saw it */
+        *algo = g->slots[k].ext_algo;
+        *proto = g->slots[k].ext_proto;
+    }
+}
+
+/* At most this many coarse sizes in a row are skipped by a configuration that loses. */
+#define REST_MAX 2
+
+/* Whether a configuration that had a time at this coarse size and at the last one may skip
+ * the next coarse size: slower than the fastest by more than `margin` at both, and the
+ * straight lines through its two times and through the fastest times at the same sizes still
+ * more than `margin` apart at the next size.  In the latency regime the curves are flat and
+ * a protocol that loses there (Simple against LL) wins later: its slope is what says when,
+ * and it is measured again at the coarse size after (never two coarse sizes in a row
+ * skipped).  The fastest's slope is taken as at least zero, so noise never makes the
+ * fastest look faster ahead. */
+static bool rests(const slot *sl, const double *prev, double tbest, uint64_t next_bytes,
+                  double margin)
+{
+    double n0 = prev[0], t0 = prev[1], b0 = prev[2], n1 = (double)sl->bytes,
+           t1 = sl->stats.median_us;
+    if (margin <= 0.0 || !(n1 > n0) || !((double)next_bytes > n1) || !(t0 > (1.0 + margin) * b0) ||
+        !(t1 > (1.0 + margin) * tbest))
+        return false;
+    double slope = (t1 - t0) / (n1 - n0), slope_best = (tbest - b0) / (n1 - n0);
+    if (slope_best < 0.0)
+        slope_best = 0.0;
+    double ahead = (double)next_bytes - n1;
+    double t = t1 + slope * ahead, best = tbest + slope_best * ahead;
+    return t > (1.0 + margin) * best;
 }
 
 /* After a size is measured: strike the forced configurations that are clearly slower than
@@ -488,10 +599,10 @@ static void nccl_choice_of_mode(const group *g, size_t k, int *algo, int *proto)
  * protocol at NCCL's channel count -- the table's fallback where nothing beats the default
  * by enough), and in a session that changes a buffer size, the protocol that buffer serves
  * (what the session is there to measure). */
-static void prune_update(cct_schedule *s, group *g, prune_state *ps)
+static void prune_update(cct_schedule *s, group *g, prune_state *ps, const uint64_t *next_sizes)
 {
     for (size_t k = 0; k < g->n; k++) {
-        double tbest = fastest_of_mode(g, k);
+        double tbest = fastest_of_mode(g, k, ps->quiet);
         ps->tbest[k] = tbest;
         if (isnan(ps->first_best[k]) && !isnan(tbest))
             ps->first_best[k] = tbest;
@@ -522,7 +633,112 @@ static void prune_update(cct_schedule *s, group *g, prune_state *ps)
             (bandwidth_regime && dominated && !catching && !kept) ? ps->strikes[k] + 1 : 0;
         if (ps->strikes[k] >= s->opts.prune_after)
             ps->dead[k] = true;
+        double *prev = ps->prev + 3 * k;
+        ps->rest[k] = 0; /* how many of the next coarse sizes the slopes say it still loses */
+        while (ps->quiet && !kept && prev[0] > 0.0 && ps->rest[k] < REST_MAX &&
+               next_sizes[ps->rest[k]] &&
+               rests(sl, prev, tbest, cct_plan_effective_bytes(sl->cfg, next_sizes[ps->rest[k]]),
+                     s->opts.rest_margin))
+            ps->rest[k]++;
+        prev[0] = (double)sl->bytes;
+        prev[1] = sl->stats.median_us;
+        prev[2] = tbest;
     }
+}
+
+/* The order sizes are measured in, and how coarse each is: 0 a size between coarse ones,
+ * 1 coarse, 2 coarse and also a size where misaligned variants are measured.  The
+ * exhaustive schedule measures small to large, every size at level 2.  The adaptive one
+ * measures the coarse grid first -- the smallest size, each size at least coarse_factor
+ * times the last coarse one, and the largest -- with every configuration the pruning rules
+ * leave, then the sizes between.  Misaligned variants are measured at every other coarse
+ * size and the largest: their penalty is a property of the protocol, pooled over sizes. */
+static void size_order(const cct_plan *plan, const cct_schedule_opts *o, size_t *order,
+                       unsigned char *level)
+{
+    size_t n = plan->n_sizes, m = 0, rank = 0;
+    double last = 0.0;
+    for (size_t z = 0; z < n; z++) {
+        bool coarse = !o->adaptive || o->coarse_factor <= 1.0 || z == 0 || z + 1 == n ||
+                      (double)plan->sizes[z] >= o->coarse_factor * last;
+        level[z] = 0;
+        if (!coarse)
+            continue;
+        last = (double)plan->sizes[z];
+        level[z] = !o->adaptive || rank % 2 == 0 || z + 1 == n ? 2 : 1;
+        rank++;
+    }
+    for (size_t z = 0; z < n; z++)
+        if (level[z])
+            order[m++] = z;
+    for (size_t z = 0; z < n; z++)
+        if (!level[z])
+            order[m++] = z;
+}
+
+/* What a coarse size taught about each slot: its time over the fastest of its call mode
+ * (NAN where it has no time) and whether it is the forced twin of NCCL's choice there.
+ * Stored and resumed points count like measured ones, so a resumed search decides alike. */
+static void record_coarse(const group *g, const prune_state *ps, double *ratio, bool *twin)
+{
+    for (size_t k = 0; k < g->n; k++) {
+        const slot *sl = &g->slots[k];
+        ratio[k] = has_time(sl) && !isnan(ps->tbest[k]) ? sl->stats.median_us / ps->tbest[k] : NAN;
+        int nccl_algo, nccl_proto;
+        nccl_choice_of_mode(g, k, &nccl_algo, &nccl_proto);
+        twin[k] =
+            sl->cfg->algo == nccl_algo && sl->cfg->proto == nccl_proto && sl->cfg->channels == 0;
+    }
+}
+
+/* The slot that differs from misaligned slot k only in being aligned; SIZE_MAX if none. */
+static size_t aligned_sibling(const group *g, size_t k)
+{
+    const slot *sl = &g->slots[k];
+    if (!sl->cfg->align)
+        return SIZE_MAX;
+    for (size_t j = 0; j < g->n; j++) {
+        const cct_config *a = g->slots[j].cfg, *b = sl->cfg;
+        if (a->align == 0 && g->slots[j].in_place == sl->in_place && a->coll == b->coll &&
+            a->algo == b->algo && a->proto == b->proto && a->channels == b->channels &&
+            a->buffsize == b->buffsize && a->ll_buffsize == b->ll_buffsize &&
+            a->ll128_buffsize == b->ll128_buffsize && a->dtype == b->dtype &&
+            cct_config_same_mode(a, b))
+            return j;
+    }
+    return SIZE_MAX;
+}
+
+/* Whether slot k is measured at a size between two coarse ones (lo and hi: what each
+ * taught, record_coarse).  NCCL's default always, and the twin of NCCL's choice at either.
+ * Where timings are quiet (NVLink): the fastest at either, and a configuration within
+ * `margin` of the fastest at one and beyond twice that at the other -- a crossover happens
+ * in between, and this is where the table's band edge goes (the twin in a session that
+ * varies another protocol's buffer is not refined: it is the same data path).  A configuration
+ * close at both (or far at both) keeps its place across the interval: the fit interpolates its
+ * model between the coarse sizes.  Misaligned variants are not refined (their penalty is a property
+ * of the protocol) and neither are the protocols a buffer session does not vary. Where timings are
+ * noisy (sockets), every aligned configuration within `noisy_margin` of the fastest at either: a
+ * single coarse ratio is not to be trusted there.  Corrupt, unsupported, failed and pruned
+ * configurations have no ratio (NAN) and are not refined. */
+static bool fine_wanted(const slot *sl, size_t k, const double *rlo, const double *rhi,
+                        const bool *tlo, const bool *thi, const cct_schedule_opts *o,
+                        int kept_proto, bool quiet)
+{
+    if (sl->cfg->algo < 0)
+        return true;
+    if (!quiet)
+        return tlo[k] || thi[k] ||
+               (!sl->cfg->align &&
+                (rlo[k] <= 1.0 + o->noisy_fine_margin || rhi[k] <= 1.0 + o->noisy_fine_margin));
+    if (sl->cfg->align || (kept_proto >= 0 && sl->cfg->proto != kept_proto))
+        return false;
+    if (tlo[k] || thi[k])
+        return true;
+    double m = o->fine_margin;
+    bool close_lo = rlo[k] <= 1.0 + m, close_hi = rhi[k] <= 1.0 + m;
+    bool far_lo = !(rlo[k] <= 1.0 + 2.0 * m), far_hi = !(rhi[k] <= 1.0 + 2.0 * m);
+    return rlo[k] <= 1.0 || rhi[k] <= 1.0 || (close_lo && far_hi) || (close_hi && far_lo);
 }
 
 cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
@@ -548,12 +764,23 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
     g.per_slot_cap = (size_t)s->opts.cycles * (size_t)(s->opts.max_remeasure + 1);
     g.slots = calloc(max_group, sizeof *g.slots);
     g.sample_pool = calloc(max_group * g.per_slot_cap, sizeof *g.sample_pool);
-    size_t scratch_n = max_group * g.per_slot_cap + 3 * max_group;
+    size_t scratch_n = max_group * g.per_slot_cap + 8 * max_group;
     g.scratch = calloc(scratch_n, sizeof *g.scratch);
     g.uscratch = calloc(3 * max_group, sizeof *g.uscratch);
-    prune_state ps = {calloc(max_group, sizeof(bool)),   calloc(max_group, sizeof(int)),
-                      calloc(max_group, sizeof(double)), calloc(max_group, sizeof(double)),
-                      calloc(max_group, sizeof(double)), -1};
+    size_t nz = plan->n_sizes;
+    size_t *order = calloc(nz ? nz : 1, sizeof *order);
+    unsigned char *coarse = calloc(nz ? nz : 1, sizeof *coarse);
+    double *cratio = calloc(nz * max_group + 1, sizeof *cratio); /* per size and slot */
+    bool *ctwin = calloc(nz * max_group + 1, sizeof *ctwin);
+    prune_state ps = {calloc(max_group, sizeof(bool)),
+                      calloc(max_group, sizeof(int)),
+                      calloc(max_group, sizeof(double)),
+                      calloc(max_group, sizeof(double)),
+                      calloc(max_group, sizeof(double)),
+                      -1,
+                      calloc(max_group, sizeof(int)),
+                      calloc(3 * max_group, sizeof(double)),
+                      false};
     if (sess->buffsize)
         ps.kept_proto = CCT_PROTO_SIMPLE;
     else if (sess->ll_buffsize)
@@ -564,20 +791,39 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
     cct_point *stored = NULL; /* rank 0: what the run already holds (resume, restart) */
     size_t n_stored = 0;
     if (!g.slots || !g.sample_pool || !g.scratch || !g.uscratch || !ps.dead || !ps.strikes ||
-        !ps.last_ratio || !ps.first_best || !ps.tbest) {
+        !ps.last_ratio || !ps.first_best || !ps.tbest || !ps.rest || !ps.prev || !order ||
+        !coarse || !cratio || !ctwin) {
         st = cct_error_set(err, CCT_ENOMEM, "out of memory for %zu configurations", max_group);
         goto done;
     }
     if (adaptive && s->store &&
         (st = cct_store_load_points(s->store, &s->run_id, 1, &stored, &n_stored, err)) != CCT_OK)
         goto done;
+    if (adaptive && (st = links_quiet(s, &ps.quiet, err)) != CCT_OK)
+        goto done;
+    size_order(plan, &s->opts, order, coarse);
     for (size_t ci = 0; ci < plan->space.n_colls && st == CCT_OK; ci++) {
         int coll = plan->space.colls[ci];
         memset(ps.dead, 0, max_group * sizeof(bool));
         memset(ps.strikes, 0, max_group * sizeof(int));
+        memset(ps.rest, 0, max_group * sizeof(int));
+        memset(ps.prev, 0, 3 * max_group * sizeof(double));
         for (size_t k = 0; k < max_group; k++)
             ps.last_ratio[k] = ps.first_best[k] = NAN;
-        for (size_t zi = 0; zi < plan->n_sizes && st == CCT_OK; zi++) {
+        for (size_t i = 0; i < nz * max_group; i++) {
+            cratio[i] = NAN;
+            ctwin[i] = false;
+        }
+        for (size_t oi = 0; oi < nz && st == CCT_OK; oi++) {
+            size_t zi = order[oi], lo = zi, hi = zi;
+            while (!coarse[lo])
+                lo--; /* the smallest and the largest size are coarse */
+            while (!coarse[hi])
+                hi++;
+            uint64_t next_coarse[REST_MAX + 1] = {0}; /* the coarse sizes after this one */
+            for (size_t z = zi + 1, m = 0; coarse[zi] && z < nz && m < REST_MAX; z++)
+                if (coarse[z])
+                    next_coarse[m++] = plan->sizes[z];
             g.n = 0;
             for (size_t k = 0; k < sess->n_configs; k++) {
                 const cct_config *cfg = &plan->configs[sess->first_config + k];
@@ -597,12 +843,30 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
             if ((st = skip_mask(s, &g, stored, n_stored, err)) != CCT_OK)
                 break;
             size_t pruned_now = 0;
+            const double *rlo = cratio + lo * max_group, *rhi = cratio + hi * max_group;
+            const bool *tlo = ctwin + lo * max_group, *thi = ctwin + hi * max_group;
+            bool pruned[4096] = {false};
             if (adaptive)
-                for (size_t k = 0; k < g.n; k++)
-                    if (ps.dead[k] && !g.slots[k].skip) {
-                        g.slots[k].skip = true; /* dominated: not measured at this size */
-                        pruned_now++;
-                    }
+                for (size_t k = 0; k < g.n; k++) {
+                    bool rested = coarse[zi] && ps.rest[k] > 0;
+                    if (rested)
+                        ps.rest[k]--; /* measured again when it reaches 0 */
+                    pruned[k] = coarse[zi] ? ps.dead[k] || rested ||
+                                                 (g.slots[k].cfg->align && coarse[zi] < 2)
+                                           : !fine_wanted(&g.slots[k], k, rlo, rhi, tlo, thi,
+                                                          &s->opts, ps.kept_proto, ps.quiet);
+                }
+            for (size_t k = 0; adaptive && k < g.n; k++) {
+                /* a misaligned variant is compared with its aligned sibling at the same size:
+                 * without it the point says nothing */
+                size_t sib = aligned_sibling(&g, k);
+                if (sib != SIZE_MAX && pruned[sib])
+                    pruned[k] = true;
+                if (pruned[k] && !g.slots[k].skip) {
+                    g.slots[k].skip = true; /* dominated: not measured at this size */
+                    pruned_now++;
+                }
+            }
             s->points_pruned += pruned_now;
             size_t todo = 0;
             for (size_t k = 0; k < g.n; k++)
@@ -611,8 +875,10 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
             if (todo == 0) {
                 /* everything here was stored before (a resume or restart): the stored times
                  * still decide what an uninterrupted run would have pruned by now */
-                if (adaptive)
-                    prune_update(s, &g, &ps);
+                if (adaptive && coarse[zi]) {
+                    prune_update(s, &g, &ps, next_coarse);
+                    record_coarse(&g, &ps, cratio + zi * max_group, ctwin + zi * max_group);
+                }
                 continue;
             }
             if ((st = verify_group(s, &g, err)) != CCT_OK)
@@ -623,8 +889,10 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
                 break;
             if ((st = store_group(s, &g, err)) != CCT_OK)
                 break;
-            if (adaptive)
-                prune_update(s, &g, &ps);
+            if (adaptive && coarse[zi]) {
+                prune_update(s, &g, &ps, next_coarse);
+                record_coarse(&g, &ps, cratio + zi * max_group, ctwin + zi * max_group);
+            }
             if (s->progress) {
                 char what[96], b[32];
                 snprintf(what, sizeof what, "%s %s", cct_coll_name(coll),
@@ -635,12 +903,18 @@ cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
         }
     }
 done:
+    free(order);
+    free(coarse);
+    free(cratio);
+    free(ctwin);
     free(stored);
     free(ps.dead);
     free(ps.strikes);
     free(ps.last_ratio);
     free(ps.first_best);
     free(ps.tbest);
+    free(ps.rest);
+    free(ps.prev);
     free(g.slots);
     free(g.sample_pool);
     free(g.scratch);

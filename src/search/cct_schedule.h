@@ -38,11 +38,22 @@ typedef struct cct_schedule_opts {
      * marginal bandwidth between those sizes no better than the fastest's), is not
      * measured at larger sizes; corrupt and unsupported configurations stop at once.  At
      * each size every configuration gets first_cycles cycles; only those whose spread
-     * overlaps the fastest's get the remaining cycles. */
+     * overlaps the fastest's get the remaining cycles.  Sizes run in two passes: first the
+     * coarse grid (the smallest size, then each size at least coarse_factor times the last
+     * coarse one, and the largest), where the rules above apply; then the sizes between,
+     * measured only for NCCL's default, the twin of NCCL's choice at a neighbouring coarse
+     * size, and configurations within fine_margin of the fastest at a neighbouring coarse
+     * size (crossovers are refined where they happen). */
     bool adaptive;
     double prune_margin;
     int prune_after;
     int first_cycles;
+    double coarse_factor;     /* <= 1: no coarse pass, every size is coarse */
+    double fine_margin;       /* quiet links (NVLink): refine crossovers at this margin */
+    double noisy_fine_margin; /* noisy links (sockets): refine all within this margin */
+    double rest_margin;       /* quiet links: a forced configuration slower than the fastest by more
+                               * than this at two coarse sizes, and by the slopes still at the next
+                               * one or two, skips those (then measured again); <= 0: never */
 } cct_schedule_opts;
 
 void cct_schedule_defaults(cct_schedule_opts *opts);

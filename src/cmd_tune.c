@@ -153,19 +153,30 @@ static long long run_search(char **args, int n_args, const char *store)
         _exit(127);
     }
     close(fds[1]);
-    char buf[256] = "";
-    size_t got = 0;
-    ssize_t r;
-    while (got + 1 < sizeof buf && (r = read(fds[0], buf + got, sizeof buf - 1 - got)) > 0)
-        got += (size_t)r;
-    buf[got] = '\0';
-    close(fds[0]);
+    /* Read to the end (a child that filled the pipe would block forever), pass every other
+     * line on to stderr -- NCCL's own output when the user set NCCL_DEBUG, say -- and keep
+     * the last line that is only a number: the run id `ccltune search` prints. */
+    FILE *in = fdopen(fds[0], "r");
+    long long run = 0;
+    char line[4096];
+    while (in && fgets(line, sizeof line, in)) {
+        char *end = NULL;
+        long long v = strtoll(line, &end, 10);
+        if (end != line && (*end == '\n' || *end == '\0') && v > 0)
+            run = v;
+        else
+            fputs(line, stderr);
+    }
+    if (in)
+        fclose(in);
+    else
+        close(fds[0]);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return 0;
-    return atoll(buf);
+    return run;
 }
 
 int cct_cmd_tune(int argc, char **argv)

@@ -1121,11 +1121,11 @@ static void test_version1_store_migrates(void **state)
     size_t n_old = 0, n_now = 0;
     cct_store *s = open_ok(f->path, true);
     assert_int_equal(cct_store_load_points(s, NULL, 0, &old, &n_old, &err), CCT_OK);
-    cct_store_close(s);
     assert_true(n_old > 100);
     char *log = (char *)"stale";
     assert_int_equal(cct_store_get_nccl_log(s, 1, &log, &err), CCT_OK); /* no nccl_logs table */
     assert_null(log);
+    cct_store_close(s);
     for (size_t i = 0; i < n_old; i++) {
         assert_int_equal(old[i].cfg.pipe_ops, 0);
         assert_false(old[i].cfg.reg_buff);

@@ -19,6 +19,62 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The points table's columns from version 1 up to measured; version 2 rebuilds the table
+ * with these and its new columns. */
+#define POINTS_V1_COLUMNS                                                                          \
+    "    id             INTEGER PRIMARY KEY,\n"                                                    \
+    "    run_id         INTEGER NOT NULL REFERENCES runs (id),\n"                                  \
+    "    coll           TEXT    NOT NULL,\n"                                                       \
+    "    algo           TEXT    NOT NULL,\n"                                                       \
+    "    proto          TEXT    NOT NULL,\n"                                                       \
+    "    channels       INTEGER NOT NULL,\n"                                                       \
+    "    buffsize       INTEGER NOT NULL,\n"                                                       \
+    "    ll_buffsize    INTEGER NOT NULL,\n"                                                       \
+    "    ll128_buffsize INTEGER NOT NULL,\n"                                                       \
+    "    align          INTEGER NOT NULL,\n"                                                       \
+    "    ranks          INTEGER NOT NULL,\n"                                                       \
+    "    nodes          INTEGER NOT NULL,\n"                                                       \
+    "    dtype          TEXT    NOT NULL,\n"                                                       \
+    "    bytes          INTEGER NOT NULL,\n"                                                       \
+    "    in_place       INTEGER NOT NULL CHECK (in_place IN (0, 1)),\n"                            \
+    "    status         TEXT    NOT NULL\n"                                                        \
+    "                   CHECK (status IN ('ok', 'corrupt', 'hang', 'unsupported', 'error')),\n"    \
+    "    wrong_elements INTEGER NOT NULL,\n"                                                       \
+    "    noisy          INTEGER NOT NULL CHECK (noisy IN (0, 1)),\n"                               \
+    "    nccl_algo      TEXT,\n"                                                                   \
+    "    nccl_proto     TEXT,\n"                                                                   \
+    "    n_samples      INTEGER NOT NULL,\n"                                                       \
+    "    median_us      REAL,\n"                                                                   \
+    "    p95_us         REAL,\n"                                                                   \
+    "    min_us         REAL,\n"                                                                   \
+    "    max_us         REAL,\n"                                                                   \
+    "    mean_us        REAL,\n"                                                                   \
+    "    cv             REAL,\n"                                                                   \
+    "    measured       TEXT    NOT NULL,\n"
+
+/* point_summary's columns up to busbw_gbps, its joins after them; version 2 recreates the
+ * view with the new point columns added between the two.  busbw as nccl-tests computes it
+ * (cct_busbw_factor); ranks < 1 counts as 1 there too.  A zero or missing median gives NULL,
+ * never a division error. */
+#define POINT_SUMMARY_SELECT                                                                       \
+    "SELECT p.id AS point_id, p.run_id, r.fingerprint_id, f.gpu, f.nccl,\n"                        \
+    "       p.coll, p.algo, p.proto, p.channels, p.buffsize, p.ll_buffsize, p.ll128_buffsize,\n"   \
+    "       p.align, p.ranks, p.nodes, p.dtype, p.bytes, p.in_place, p.status,\n"                  \
+    "       p.wrong_elements, p.noisy, p.nccl_algo, p.nccl_proto, p.n_samples,\n"                  \
+    "       p.median_us, p.p95_us, p.min_us, p.max_us, p.mean_us, p.cv,\n"                         \
+    "       p.bytes / (NULLIF(p.median_us, 0) * 1e3) AS algbw_gbps,\n"                             \
+    "       p.bytes / (NULLIF(p.median_us, 0) * 1e3) *\n"                                          \
+    "           CASE p.coll\n"                                                                     \
+    "           WHEN 'allreduce' THEN 2.0 * (MAX(p.ranks, 1) - 1) / MAX(p.ranks, 1)\n"             \
+    "           WHEN 'allgather' THEN 1.0 * (MAX(p.ranks, 1) - 1) / MAX(p.ranks, 1)\n"             \
+    "           WHEN 'reducescatter' THEN 1.0 * (MAX(p.ranks, 1) - 1) / MAX(p.ranks, 1)\n"         \
+    "           ELSE 1.0 END AS busbw_gbps"
+
+#define POINT_SUMMARY_FROM                                                                         \
+    "FROM points AS p\n"                                                                           \
+    "JOIN runs AS r ON r.id = p.run_id\n"                                                          \
+    "JOIN fingerprints AS f ON f.id = r.fingerprint_id;\n"
+
 static const char schema_v1[] =
     "CREATE TABLE meta (\n"
     "    key   TEXT PRIMARY KEY NOT NULL,\n"
@@ -52,36 +108,7 @@ static const char schema_v1[] =
     "    command        TEXT    NOT NULL\n"
     ");\n"
     "CREATE INDEX runs_by_fingerprint ON runs (fingerprint_id);\n"
-    "CREATE TABLE points (\n"
-    "    id             INTEGER PRIMARY KEY,\n"
-    "    run_id         INTEGER NOT NULL REFERENCES runs (id),\n"
-    "    coll           TEXT    NOT NULL,\n"
-    "    algo           TEXT    NOT NULL,\n"
-    "    proto          TEXT    NOT NULL,\n"
-    "    channels       INTEGER NOT NULL,\n"
-    "    buffsize       INTEGER NOT NULL,\n"
-    "    ll_buffsize    INTEGER NOT NULL,\n"
-    "    ll128_buffsize INTEGER NOT NULL,\n"
-    "    align          INTEGER NOT NULL,\n"
-    "    ranks          INTEGER NOT NULL,\n"
-    "    nodes          INTEGER NOT NULL,\n"
-    "    dtype          TEXT    NOT NULL,\n"
-    "    bytes          INTEGER NOT NULL,\n"
-    "    in_place       INTEGER NOT NULL CHECK (in_place IN (0, 1)),\n"
-    "    status         TEXT    NOT NULL\n"
-    "                   CHECK (status IN ('ok', 'corrupt', 'hang', 'unsupported', 'error')),\n"
-    "    wrong_elements INTEGER NOT NULL,\n"
-    "    noisy          INTEGER NOT NULL CHECK (noisy IN (0, 1)),\n"
-    "    nccl_algo      TEXT,\n"
-    "    nccl_proto     TEXT,\n"
-    "    n_samples      INTEGER NOT NULL,\n"
-    "    median_us      REAL,\n"
-    "    p95_us         REAL,\n"
-    "    min_us         REAL,\n"
-    "    max_us         REAL,\n"
-    "    mean_us        REAL,\n"
-    "    cv             REAL,\n"
-    "    measured       TEXT    NOT NULL,\n"
+    "CREATE TABLE points (\n" POINTS_V1_COLUMNS
     "    UNIQUE (run_id, coll, algo, proto, channels, buffsize, ll_buffsize, ll128_buffsize,\n"
     "            align, ranks, nodes, dtype, bytes, in_place)\n"
     ");\n"
@@ -93,24 +120,7 @@ static const char schema_v1[] =
     "    time_us  REAL    NOT NULL,\n"
     "    PRIMARY KEY (point_id, seq)\n"
     ") WITHOUT ROWID;\n"
-    /* busbw as nccl-tests computes it (cct_busbw_factor); ranks < 1 counts as 1 there too.
-     * A zero or missing median gives NULL, never a division error. */
-    "CREATE VIEW point_summary AS\n"
-    "SELECT p.id AS point_id, p.run_id, r.fingerprint_id, f.gpu, f.nccl,\n"
-    "       p.coll, p.algo, p.proto, p.channels, p.buffsize, p.ll_buffsize, p.ll128_buffsize,\n"
-    "       p.align, p.ranks, p.nodes, p.dtype, p.bytes, p.in_place, p.status,\n"
-    "       p.wrong_elements, p.noisy, p.nccl_algo, p.nccl_proto, p.n_samples,\n"
-    "       p.median_us, p.p95_us, p.min_us, p.max_us, p.mean_us, p.cv,\n"
-    "       p.bytes / (NULLIF(p.median_us, 0) * 1e3) AS algbw_gbps,\n"
-    "       p.bytes / (NULLIF(p.median_us, 0) * 1e3) *\n"
-    "           CASE p.coll\n"
-    "           WHEN 'allreduce' THEN 2.0 * (MAX(p.ranks, 1) - 1) / MAX(p.ranks, 1)\n"
-    "           WHEN 'allgather' THEN 1.0 * (MAX(p.ranks, 1) - 1) / MAX(p.ranks, 1)\n"
-    "           WHEN 'reducescatter' THEN 1.0 * (MAX(p.ranks, 1) - 1) / MAX(p.ranks, 1)\n"
-    "           ELSE 1.0 END AS busbw_gbps\n"
-    "FROM points AS p\n"
-    "JOIN runs AS r ON r.id = p.run_id\n"
-    "JOIN fingerprints AS f ON f.id = r.fingerprint_id;\n";
+    "CREATE VIEW point_summary AS\n" POINT_SUMMARY_SELECT "\n" POINT_SUMMARY_FROM;
 
 /* Version 2: call modes.  pipe_ops / reg_buff join the point's key (a grouped or registered
  * measurement is another point than the plain one); tuner_* record what NCCL passed its tuner
@@ -118,36 +128,7 @@ static const char schema_v1[] =
  * calls: pipe_ops 1, reg_buff 0. */
 static const char schema_v2[] =
     "DROP VIEW point_summary;\n"
-    "CREATE TABLE points_v2 (\n"
-    "    id             INTEGER PRIMARY KEY,\n"
-    "    run_id         INTEGER NOT NULL REFERENCES runs (id),\n"
-    "    coll           TEXT    NOT NULL,\n"
-    "    algo           TEXT    NOT NULL,\n"
-    "    proto          TEXT    NOT NULL,\n"
-    "    channels       INTEGER NOT NULL,\n"
-    "    buffsize       INTEGER NOT NULL,\n"
-    "    ll_buffsize    INTEGER NOT NULL,\n"
-    "    ll128_buffsize INTEGER NOT NULL,\n"
-    "    align          INTEGER NOT NULL,\n"
-    "    ranks          INTEGER NOT NULL,\n"
-    "    nodes          INTEGER NOT NULL,\n"
-    "    dtype          TEXT    NOT NULL,\n"
-    "    bytes          INTEGER NOT NULL,\n"
-    "    in_place       INTEGER NOT NULL CHECK (in_place IN (0, 1)),\n"
-    "    status         TEXT    NOT NULL\n"
-    "                   CHECK (status IN ('ok', 'corrupt', 'hang', 'unsupported', 'error')),\n"
-    "    wrong_elements INTEGER NOT NULL,\n"
-    "    noisy          INTEGER NOT NULL CHECK (noisy IN (0, 1)),\n"
-    "    nccl_algo      TEXT,\n"
-    "    nccl_proto     TEXT,\n"
-    "    n_samples      INTEGER NOT NULL,\n"
-    "    median_us      REAL,\n"
-    "    p95_us         REAL,\n"
-    "    min_us         REAL,\n"
-    "    max_us         REAL,\n"
-    "    mean_us        REAL,\n"
-    "    cv             REAL,\n"
-    "    measured       TEXT    NOT NULL,\n"
+    "CREATE TABLE points_v2 (\n" POINTS_V1_COLUMNS
     "    pipe_ops       INTEGER NOT NULL DEFAULT 1 CHECK (pipe_ops >= 1),\n"
     "    reg_buff       INTEGER NOT NULL DEFAULT 0 CHECK (reg_buff IN (0, 1)),\n"
     "    tuner_pipe_ops INTEGER CHECK (tuner_pipe_ops >= 1),\n"
@@ -168,23 +149,9 @@ static const char schema_v2[] =
     "ALTER TABLE points_v2 RENAME TO points;\n"
     "CREATE INDEX points_by_shape ON points (coll, ranks, nodes, bytes);\n"
     "CREATE INDEX points_not_ok ON points (status) WHERE status <> 'ok';\n"
-    "CREATE VIEW point_summary AS\n"
-    "SELECT p.id AS point_id, p.run_id, r.fingerprint_id, f.gpu, f.nccl,\n"
-    "       p.coll, p.algo, p.proto, p.channels, p.buffsize, p.ll_buffsize, p.ll128_buffsize,\n"
-    "       p.align, p.ranks, p.nodes, p.dtype, p.bytes, p.in_place, p.status,\n"
-    "       p.wrong_elements, p.noisy, p.nccl_algo, p.nccl_proto, p.n_samples,\n"
-    "       p.median_us, p.p95_us, p.min_us, p.max_us, p.mean_us, p.cv,\n"
-    "       p.bytes / (NULLIF(p.median_us, 0) * 1e3) AS algbw_gbps,\n"
-    "       p.bytes / (NULLIF(p.median_us, 0) * 1e3) *\n"
-    "           CASE p.coll\n"
-    "           WHEN 'allreduce' THEN 2.0 * (MAX(p.ranks, 1) - 1) / MAX(p.ranks, 1)\n"
-    "           WHEN 'allgather' THEN 1.0 * (MAX(p.ranks, 1) - 1) / MAX(p.ranks, 1)\n"
-    "           WHEN 'reducescatter' THEN 1.0 * (MAX(p.ranks, 1) - 1) / MAX(p.ranks, 1)\n"
-    "           ELSE 1.0 END AS busbw_gbps,\n"
-    "       p.pipe_ops, p.reg_buff, p.tuner_pipe_ops, p.tuner_reg_buff, p.tuner_bytes\n"
-    "FROM points AS p\n"
-    "JOIN runs AS r ON r.id = p.run_id\n"
-    "JOIN fingerprints AS f ON f.id = r.fingerprint_id;\n";
+    "CREATE VIEW point_summary AS\n" POINT_SUMMARY_SELECT ",\n"
+    "       p.pipe_ops, p.reg_buff, p.tuner_pipe_ops, p.tuner_reg_buff, "
+    "p.tuner_bytes\n" POINT_SUMMARY_FROM;
 
 /* Version 3: NCCL's init-time model printout (INIT, GRAPH and TUNING lines of its debug log)
  * for a run's communicator, captured by the search so that `ccltune tune` and `ccltune

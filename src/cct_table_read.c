@@ -280,10 +280,17 @@ static cct_status push_mark(reader *r, mark_list *l, yaml_mark_t m)
 
 /* ---- mappings ---- */
 
-/* Read the next key of the current mapping into key[] (cut at MAX_KEY - 1 bytes).  *done is
- * set, and the end consumed, when the mapping has no more keys. */
-static cct_status next_key(reader *r, char key[MAX_KEY], size_t *key_len, yaml_mark_t *mark,
-                           bool *done)
+/* One key of a mapping: its text (cut at MAX_KEY - 1 bytes), its full length and where it
+ * stands. */
+typedef struct map_key {
+    char text[MAX_KEY];
+    size_t len;
+    yaml_mark_t at;
+} map_key;
+
+/* Read the next key of the current mapping into *k.  *done is set, and the end consumed,
+ * when the mapping has no more keys. */
+static cct_status next_key(reader *r, map_key *k, bool *done)
 {
     yaml_event_t *ev = NULL;
     cct_status st = peek(r, &ev);
@@ -301,12 +308,37 @@ static cct_status next_key(reader *r, char key[MAX_KEY], size_t *key_len, yaml_m
         return fail_at(r, ev->start_mark, CCT_EINVAL, "a key contains a NUL character");
     size_t len = ev->data.scalar.length;
     size_t keep = len < MAX_KEY ? len : MAX_KEY - 1;
-    memcpy(key, ev->data.scalar.value, keep);
-    key[keep] = '\0';
-    *key_len = len;
-    *mark = ev->start_mark;
+    memcpy(k->text, ev->data.scalar.value, keep);
+    k->text[keep] = '\0';
+    k->len = len;
+    k->at = ev->start_mark;
     consume(r);
     return CCT_OK;
+}
+
+/* Reads one key's value (the reader stands at it); ctx is the caller's state. */
+typedef cct_status (*key_reader)(reader *r, const map_key *k, void *ctx);
+
+/* Read a mapping (`what` names it in errors): each key in turn, its value by read_key.
+ * *start, when start is set, gets where the mapping begins. */
+static cct_status read_mapping(reader *r, const char *what, key_reader read_key, void *ctx,
+                               yaml_mark_t *start)
+{
+    yaml_event_t *ev = NULL;
+    cct_status st = expect_node(r, YAML_MAPPING_START_EVENT, what, &ev);
+    if (st != CCT_OK)
+        return st;
+    if (start)
+        *start = ev->start_mark;
+    consume(r);
+    for (;;) {
+        map_key k;
+        bool done;
+        if ((st = next_key(r, &k, &done)) != CCT_OK || done)
+            return st;
+        if ((st = read_key(r, &k, ctx)) != CCT_OK)
+            return st;
+    }
 }
 
 static cct_status unknown_key(reader *r, yaml_mark_t m, const char *key, size_t len,
@@ -326,6 +358,16 @@ static cct_status duplicate_key(reader *r, yaml_mark_t m, const char *key, yaml_
                    (unsigned)first.line + 1, (unsigned)first.column + 1);
 }
 
+/* Note k as read at its slot (*seen, *first_at), or fail if that slot was read before. */
+static cct_status claim_key(reader *r, const map_key *k, bool *seen, yaml_mark_t *first_at)
+{
+    if (*seen)
+        return duplicate_key(r, k->at, k->text, *first_at);
+    *seen = true;
+    *first_at = k->at;
+    return CCT_OK;
+}
+
 /* What a mapping of fields has been given: which keys, and where each key stood. */
 typedef struct seen_keys {
     uint32_t mask;
@@ -339,43 +381,47 @@ static cct_status read_value(reader *r, const field *f, void *obj);
  * present; each value goes to obj + field offset.  With first_key set, that key must open
  * the mapping (the format version, so a future format is refused by version, not by the
  * first new key the reader would not know). */
+/* read_fields' state while it reads its mapping. */
+typedef struct fields_reading {
+    const field *fields;
+    size_t n;
+    void *obj;
+    const char *first_key;
+    bool first; /* no key read yet */
+    const char *names[MAX_FIELDS];
+    seen_keys *seen;
+} fields_reading;
+
+static cct_status read_field_key(reader *r, const map_key *k, void *ctx)
+{
+    fields_reading *fr = ctx;
+    bool first = fr->first;
+    fr->first = false;
+    size_t i = 0;
+    while (i < fr->n && (k->len >= MAX_KEY || strcmp(k->text, fr->fields[i].name) != 0))
+        i++;
+    if (first && fr->first_key && (i == fr->n || strcmp(fr->fields[i].name, fr->first_key) != 0))
+        return fail_at(r, k->at, CCT_EINVAL, "a table must start with '%s: %d'", fr->first_key,
+                       CCT_TABLE_FORMAT);
+    if (i == fr->n)
+        return unknown_key(r, k->at, k->text, k->len, fr->names, fr->n);
+    if (fr->seen->mask & (1u << i))
+        return duplicate_key(r, k->at, k->text, fr->seen->at[i]);
+    fr->seen->mask |= 1u << i;
+    fr->seen->at[i] = k->at;
+    return read_value(r, &fr->fields[i], fr->obj);
+}
+
 static cct_status read_fields(reader *r, const char *what, const field *fields, size_t n, void *obj,
                               const char *first_key, seen_keys *seen)
 {
-    const char *names[MAX_FIELDS];
+    fields_reading fr = {fields, n, obj, first_key, true, {NULL}, seen};
     for (size_t i = 0; i < n; i++)
-        names[i] = fields[i].name;
-    yaml_event_t *ev = NULL;
-    cct_status st = expect_node(r, YAML_MAPPING_START_EVENT, what, &ev);
+        fr.names[i] = fields[i].name;
+    memset(seen, 0, sizeof *seen);
+    cct_status st = read_mapping(r, what, read_field_key, &fr, &seen->start);
     if (st != CCT_OK)
         return st;
-    memset(seen, 0, sizeof *seen);
-    seen->start = ev->start_mark;
-    consume(r);
-    for (bool first = true;; first = false) {
-        char key[MAX_KEY];
-        size_t len;
-        yaml_mark_t at;
-        bool done;
-        if ((st = next_key(r, key, &len, &at, &done)) != CCT_OK)
-            return st;
-        if (done)
-            break;
-        size_t i = 0;
-        while (i < n && (len >= MAX_KEY || strcmp(key, fields[i].name) != 0))
-            i++;
-        if (first && first_key && (i == n || strcmp(fields[i].name, first_key) != 0))
-            return fail_at(r, at, CCT_EINVAL, "a table must start with '%s: %d'", first_key,
-                           CCT_TABLE_FORMAT);
-        if (i == n)
-            return unknown_key(r, at, key, len, names, n);
-        if (seen->mask & (1u << i))
-            return duplicate_key(r, at, key, seen->at[i]);
-        seen->mask |= 1u << i;
-        seen->at[i] = at;
-        if ((st = read_value(r, &fields[i], obj)) != CCT_OK)
-            return st;
-    }
     for (size_t i = 0; i < n; i++)
         if (fields[i].required && !(seen->mask & (1u << i)))
             return fail_at(r, seen->start, CCT_EINVAL, "%s is missing the required key '%s'", what,
@@ -1010,52 +1056,45 @@ static cct_status read_section(reader *r, int coll)
     return check_item_duplicates(r, sec);
 }
 
+/* read_collectives' state: which collectives were read, and where. */
+typedef struct colls_reading {
+    bool seen[CCT_NUM_COLLS];
+    yaml_mark_t first_at[CCT_NUM_COLLS];
+} colls_reading;
+
+static cct_status read_collective_key(reader *r, const map_key *k, void *ctx)
+{
+    colls_reading *cr = ctx;
+    int coll = k->len < MAX_KEY ? name_index(k->text, cct_coll_name, CCT_NUM_COLLS) : -1;
+    if (coll < 0)
+        return unknown_name(r, k->at, "collective", k->text, k->len, cct_coll_name, CCT_NUM_COLLS);
+    cct_status st = claim_key(r, k, &cr->seen[coll], &cr->first_at[coll]);
+    if (st != CCT_OK)
+        return st;
+    char what[64];
+    snprintf(what, sizeof what, "'%s'", cct_coll_name(coll));
+    yaml_event_t *ev = NULL;
+    if ((st = expect_node(r, YAML_SEQUENCE_START_EVENT, what, &ev)) != CCT_OK)
+        return st;
+    consume(r);
+    for (;;) {
+        if ((st = peek(r, &ev)) != CCT_OK)
+            return st;
+        if (ev->type == YAML_SEQUENCE_END_EVENT) {
+            consume(r);
+            return CCT_OK;
+        }
+        if ((st = read_section(r, coll)) != CCT_OK)
+            return st;
+    }
+}
+
 static cct_status read_collectives(reader *r, const field *f, void *obj)
 {
     (void)f;
     (void)obj;
-    const char *names[CCT_NUM_COLLS];
-    for (int i = 0; i < CCT_NUM_COLLS; i++)
-        names[i] = cct_coll_name(i);
-    yaml_event_t *ev = NULL;
-    cct_status st = expect_node(r, YAML_MAPPING_START_EVENT, "'collectives'", &ev);
-    if (st != CCT_OK)
-        return st;
-    consume(r);
-    yaml_mark_t first_at[CCT_NUM_COLLS];
-    bool seen[CCT_NUM_COLLS] = {false};
-    for (;;) {
-        char key[MAX_KEY];
-        size_t len;
-        yaml_mark_t at;
-        bool done;
-        if ((st = next_key(r, key, &len, &at, &done)) != CCT_OK)
-            return st;
-        if (done)
-            return CCT_OK;
-        int coll = len < MAX_KEY ? name_index(key, cct_coll_name, CCT_NUM_COLLS) : -1;
-        if (coll < 0)
-            return unknown_name(r, at, "collective", key, len, cct_coll_name, CCT_NUM_COLLS);
-        if (seen[coll])
-            return duplicate_key(r, at, key, first_at[coll]);
-        seen[coll] = true;
-        first_at[coll] = at;
-        char what[64];
-        snprintf(what, sizeof what, "'%s'", names[coll]);
-        if ((st = expect_node(r, YAML_SEQUENCE_START_EVENT, what, &ev)) != CCT_OK)
-            return st;
-        consume(r);
-        for (;;) {
-            if ((st = peek(r, &ev)) != CCT_OK)
-                return st;
-            if (ev->type == YAML_SEQUENCE_END_EVENT) {
-                consume(r);
-                break;
-            }
-            if ((st = read_section(r, coll)) != CCT_OK)
-                return st;
-        }
-    }
+    colls_reading cr = {{false}, {{0}}};
+    return read_mapping(r, "'collectives'", read_collective_key, &cr, NULL);
 }
 
 /* An environment variable name as POSIX shells accept it. */
@@ -1082,55 +1121,48 @@ static bool is_yaml_bool(const char *v)
     return false;
 }
 
+static cct_status read_env_key(reader *r, const map_key *k, void *ctx)
+{
+    cct_table *t = ctx;
+    yaml_event_t *ev = NULL;
+    cct_status st;
+    char shown[MAX_SHOW];
+    show(k->text, k->len, shown, sizeof shown);
+    if (k->len >= MAX_KEY || !is_env_name(k->text, k->len))
+        return fail_at(r, k->at, CCT_EINVAL,
+                       "'%s' is not an environment variable name (letters, digits, _)", shown);
+    for (size_t i = 0; i < t->n_env; i++)
+        if (strcmp(t->env[i].key, k->text) == 0)
+            return fail_at(r, k->at, CCT_EINVAL, "duplicate key '%s'", k->text);
+    if (t->n_env >= MAX_ENV)
+        return fail_at(r, k->at, CCT_EINVAL, "more than %d recommended_env entries", MAX_ENV);
+    char what[MAX_KEY + 8];
+    snprintf(what, sizeof what, "'%s'", k->text);
+    if ((st = expect_node(r, YAML_SCALAR_EVENT, what, &ev)) != CCT_OK)
+        return st;
+    const char *v = (const char *)ev->data.scalar.value;
+    /* a plain scalar must be one YAML reads as an integer or a word, not as null, a
+     * boolean or a float, so the environment gets exactly the text the table shows */
+    bool plain_ok = !is_null(ev) && !is_yaml_bool(v) && !is_decimal(v) && v[0] != '.';
+    long long iv;
+    bool overflow;
+    if (is_plain(ev) && parse_integer(v, &iv, &overflow))
+        plain_ok = true;
+    if (has_nul(ev))
+        return fail_at(r, ev->start_mark, CCT_EINVAL, "%s contains a NUL character", what);
+    if (is_plain(ev) && !plain_ok)
+        return fail_at(r, ev->start_mark, CCT_EINVAL,
+                       "%s must be a string or an integer (quote it)", what);
+    if (cct_table_set_env(t, k->text, v) != CCT_OK)
+        return cct_error_at(r->err, CCT_ENOMEM, r->name, 0, 0, "out of memory");
+    consume(r);
+    return CCT_OK;
+}
+
 static cct_status read_env(reader *r, const field *f, void *obj)
 {
     (void)f;
-    cct_table *t = obj;
-    yaml_event_t *ev = NULL;
-    cct_status st = expect_node(r, YAML_MAPPING_START_EVENT, "'recommended_env'", &ev);
-    if (st != CCT_OK)
-        return st;
-    consume(r);
-    for (;;) {
-        char key[MAX_KEY];
-        size_t len;
-        yaml_mark_t at;
-        bool done;
-        if ((st = next_key(r, key, &len, &at, &done)) != CCT_OK)
-            return st;
-        if (done)
-            return CCT_OK;
-        char shown[MAX_SHOW];
-        show(key, len, shown, sizeof shown);
-        if (len >= MAX_KEY || !is_env_name(key, len))
-            return fail_at(r, at, CCT_EINVAL,
-                           "'%s' is not an environment variable name (letters, digits, _)", shown);
-        for (size_t i = 0; i < t->n_env; i++)
-            if (strcmp(t->env[i].key, key) == 0)
-                return fail_at(r, at, CCT_EINVAL, "duplicate key '%s'", key);
-        if (t->n_env >= MAX_ENV)
-            return fail_at(r, at, CCT_EINVAL, "more than %d recommended_env entries", MAX_ENV);
-        char what[MAX_KEY + 8];
-        snprintf(what, sizeof what, "'%s'", key);
-        if ((st = expect_node(r, YAML_SCALAR_EVENT, what, &ev)) != CCT_OK)
-            return st;
-        const char *v = (const char *)ev->data.scalar.value;
-        /* a plain scalar must be one YAML reads as an integer or a word, not as null, a
-         * boolean or a float, so the environment gets exactly the text the table shows */
-        bool plain_ok = !is_null(ev) && !is_yaml_bool(v) && !is_decimal(v) && v[0] != '.';
-        long long iv;
-        bool overflow;
-        if (is_plain(ev) && parse_integer(v, &iv, &overflow))
-            plain_ok = true;
-        if (has_nul(ev))
-            return fail_at(r, ev->start_mark, CCT_EINVAL, "%s contains a NUL character", what);
-        if (is_plain(ev) && !plain_ok)
-            return fail_at(r, ev->start_mark, CCT_EINVAL,
-                           "%s must be a string or an integer (quote it)", what);
-        if (cct_table_set_env(t, key, v) != CCT_OK)
-            return cct_error_at(r->err, CCT_ENOMEM, r->name, 0, 0, "out of memory");
-        consume(r);
-    }
+    return read_mapping(r, "'recommended_env'", read_env_key, obj, NULL);
 }
 
 static cct_status read_format(reader *r, const field *f, void *obj)
@@ -1190,103 +1222,98 @@ static cct_status read_ll128(reader *r, const field *f, void *obj)
 
 /* One family's mapping, "entry name: number".  Names must be spelt exactly; latencies must
  * be >= 0 and bandwidth ceilings > 0 (NCCL divides by them and a 0 disables an algorithm). */
+/* read_constant_family's state: the family, and which of its entries were read, where. */
+typedef struct family_reading {
+    cct_const_family fam;
+    cct_constants *c;
+    bool seen[CCT_CONST_HW_LINKS * CCT_NUM_ALGOS * CCT_NUM_PROTOS];
+    yaml_mark_t seen_at[CCT_CONST_HW_LINKS * CCT_NUM_ALGOS * CCT_NUM_PROTOS];
+} family_reading;
+
+static cct_status read_family_key(reader *r, const map_key *k, void *ctx)
+{
+    family_reading *fr = ctx;
+    cct_const_family fam = fr->fam;
+    cct_constants *c = fr->c;
+    const char *fkey = cct_const_family_key(fam);
+    size_t first = cct_const_family_first(fam), n = cct_const_family_size(fam);
+    yaml_event_t *ev = NULL;
+    cct_status st;
+    cct_const_slot slot;
+    if (k->len >= MAX_KEY || !cct_const_slot_from_name(fam, k->text, &slot)) {
+        char names[CCT_CONST_HW_LINKS * CCT_NUM_ALGOS * CCT_NUM_PROTOS][32];
+        const char *list[CCT_CONST_HW_LINKS * CCT_NUM_ALGOS * CCT_NUM_PROTOS];
+        for (size_t i = 0; i < n; i++)
+            list[i] = cct_const_slot_name(cct_const_slot_at(first + i), names[i], 32);
+        char shown[MAX_SHOW];
+        show(k->text, k->len, shown, sizeof shown);
+        const char *guess = k->len < MAX_KEY ? cct_suggest(k->text, list, n) : NULL;
+        const char *form = fam == CCT_CONST_BASE_LATENCY ? "algorithm/protocol, like 'ring/ll'"
+                           : fam == CCT_CONST_HW_LATENCY
+                               ? "link/algorithm/protocol, like 'nvlink/ring/ll'"
+                               : "generation/scale, like 'hopper/1node'";
+        if (guess)
+            return fail_at(r, k->at, CCT_EINVAL, "unknown %s entry '%s' (did you mean '%s'?)", fkey,
+                           shown, guess);
+        return fail_at(r, k->at, CCT_EINVAL, "unknown %s entry '%s' (expected %s)", fkey, shown,
+                       form);
+    }
+    size_t idx = cct_const_slot_index(slot) - first;
+    if ((st = claim_key(r, k, &fr->seen[idx], &fr->seen_at[idx])) != CCT_OK)
+        return st;
+    if ((st = peek(r, &ev)) != CCT_OK)
+        return st;
+    yaml_mark_t vat = ev->start_mark;
+    const field f = {k->text, FT_FLOAT, false, 0, 0, 0, NULL};
+    double v = NAN;
+    if ((st = read_scalar_field(r, &f, &v)) != CCT_OK)
+        return st;
+    if (cct_const_family_is_bandwidth(fam) && !(v > 0.0))
+        return fail_at(r, vat, CCT_EINVAL, "%s '%s' must be > 0 (a bandwidth ceiling), got %g",
+                       fkey, k->text, v);
+    if (!cct_const_family_is_bandwidth(fam) && v < 0.0)
+        return fail_at(r, vat, CCT_EINVAL, "%s '%s' must be >= 0 (a latency), got %g", fkey,
+                       k->text, v);
+    *cct_const_value(c, slot) = v;
+    return CCT_OK;
+}
+
 static cct_status read_constant_family(reader *r, cct_const_family fam, cct_constants *c)
 {
-    const char *fkey = cct_const_family_key(fam);
     char what[64];
-    snprintf(what, sizeof what, "'%s'", fkey);
-    yaml_event_t *ev = NULL;
-    cct_status st = expect_node(r, YAML_MAPPING_START_EVENT, what, &ev);
+    snprintf(what, sizeof what, "'%s'", cct_const_family_key(fam));
+    family_reading fr = {fam, c, {false}, {{0}}};
+    return read_mapping(r, what, read_family_key, &fr, NULL);
+}
+
+/* read_constants' state: the families' keys, and which were read, where. */
+typedef struct constants_reading {
+    cct_constants *c;
+    const char *keys[CCT_CONST_NUM_FAMILIES];
+    bool seen[CCT_CONST_NUM_FAMILIES];
+    yaml_mark_t seen_at[CCT_CONST_NUM_FAMILIES];
+} constants_reading;
+
+static cct_status read_constants_key(reader *r, const map_key *k, void *ctx)
+{
+    constants_reading *cr = ctx;
+    int fam = k->len < MAX_KEY ? cct_const_family_from_key(k->text) : -1;
+    if (fam < 0)
+        return unknown_key(r, k->at, k->text, k->len, cr->keys, CCT_CONST_NUM_FAMILIES);
+    cct_status st = claim_key(r, k, &cr->seen[fam], &cr->seen_at[fam]);
     if (st != CCT_OK)
         return st;
-    consume(r);
-    size_t first = cct_const_family_first(fam), n = cct_const_family_size(fam);
-    bool seen[CCT_CONST_HW_LINKS * CCT_NUM_ALGOS * CCT_NUM_PROTOS] = {false};
-    yaml_mark_t seen_at[CCT_CONST_HW_LINKS * CCT_NUM_ALGOS * CCT_NUM_PROTOS];
-    for (;;) {
-        char key[MAX_KEY];
-        size_t len;
-        yaml_mark_t at;
-        bool done;
-        if ((st = next_key(r, key, &len, &at, &done)) != CCT_OK)
-            return st;
-        if (done)
-            return CCT_OK;
-        cct_const_slot slot;
-        if (len >= MAX_KEY || !cct_const_slot_from_name(fam, key, &slot)) {
-            char names[CCT_CONST_HW_LINKS * CCT_NUM_ALGOS * CCT_NUM_PROTOS][32];
-            const char *list[CCT_CONST_HW_LINKS * CCT_NUM_ALGOS * CCT_NUM_PROTOS];
-            for (size_t i = 0; i < n; i++)
-                list[i] = cct_const_slot_name(cct_const_slot_at(first + i), names[i], 32);
-            char shown[MAX_SHOW];
-            show(key, len, shown, sizeof shown);
-            const char *guess = len < MAX_KEY ? cct_suggest(key, list, n) : NULL;
-            const char *form = fam == CCT_CONST_BASE_LATENCY ? "algorithm/protocol, like 'ring/ll'"
-                               : fam == CCT_CONST_HW_LATENCY
-                                   ? "link/algorithm/protocol, like 'nvlink/ring/ll'"
-                                   : "generation/scale, like 'hopper/1node'";
-            if (guess)
-                return fail_at(r, at, CCT_EINVAL, "unknown %s entry '%s' (did you mean '%s'?)",
-                               fkey, shown, guess);
-            return fail_at(r, at, CCT_EINVAL, "unknown %s entry '%s' (expected %s)", fkey, shown,
-                           form);
-        }
-        size_t idx = cct_const_slot_index(slot) - first;
-        if (seen[idx])
-            return duplicate_key(r, at, key, seen_at[idx]);
-        seen[idx] = true;
-        seen_at[idx] = at;
-        if ((st = peek(r, &ev)) != CCT_OK)
-            return st;
-        yaml_mark_t vat = ev->start_mark;
-        const field f = {key, FT_FLOAT, false, 0, 0, 0, NULL};
-        double v = NAN;
-        if ((st = read_scalar_field(r, &f, &v)) != CCT_OK)
-            return st;
-        if (cct_const_family_is_bandwidth(fam) && !(v > 0.0))
-            return fail_at(r, vat, CCT_EINVAL, "%s '%s' must be > 0 (a bandwidth ceiling), got %g",
-                           fkey, key, v);
-        if (!cct_const_family_is_bandwidth(fam) && v < 0.0)
-            return fail_at(r, vat, CCT_EINVAL, "%s '%s' must be >= 0 (a latency), got %g", fkey,
-                           key, v);
-        *cct_const_value(c, slot) = v;
-    }
+    return read_constant_family(r, (cct_const_family)fam, cr->c);
 }
 
 static cct_status read_constants(reader *r, const field *f, void *obj)
 {
     (void)f;
-    cct_constants *c = &((cct_table *)obj)->constants;
-    yaml_event_t *ev = NULL;
-    cct_status st = expect_node(r, YAML_MAPPING_START_EVENT, "'nccl_constants'", &ev);
-    if (st != CCT_OK)
-        return st;
-    consume(r);
-    c->present = true;
-    const char *keys[CCT_CONST_NUM_FAMILIES];
+    constants_reading cr = {&((cct_table *)obj)->constants, {NULL}, {false}, {{0}}};
     for (int i = 0; i < CCT_CONST_NUM_FAMILIES; i++)
-        keys[i] = cct_const_family_key((cct_const_family)i);
-    bool seen[CCT_CONST_NUM_FAMILIES] = {false};
-    yaml_mark_t seen_at[CCT_CONST_NUM_FAMILIES];
-    for (;;) {
-        char key[MAX_KEY];
-        size_t len;
-        yaml_mark_t at;
-        bool done;
-        if ((st = next_key(r, key, &len, &at, &done)) != CCT_OK)
-            return st;
-        if (done)
-            return CCT_OK;
-        int fam = len < MAX_KEY ? cct_const_family_from_key(key) : -1;
-        if (fam < 0)
-            return unknown_key(r, at, key, len, keys, CCT_CONST_NUM_FAMILIES);
-        if (seen[fam])
-            return duplicate_key(r, at, key, seen_at[fam]);
-        seen[fam] = true;
-        seen_at[fam] = at;
-        if ((st = read_constant_family(r, (cct_const_family)fam, c)) != CCT_OK)
-            return st;
-    }
+        cr.keys[i] = cct_const_family_key((cct_const_family)i);
+    cr.c->present = true;
+    return read_mapping(r, "'nccl_constants'", read_constants_key, &cr, NULL);
 }
 
 static const field root_fields[] = {

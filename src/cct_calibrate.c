@@ -191,6 +191,16 @@ typedef struct entry {
     int ti, coll, algo, proto;
 } entry;
 
+/* Where q's entry stands in entries[0..n), or n when it is not there yet. */
+static size_t entry_of(const entry *entries, size_t n, const cct_calib_obs *q)
+{
+    size_t e = 0;
+    while (e < n && !(entries[e].ti == q->ti && entries[e].coll == q->coll &&
+                      entries[e].algo == q->algo && entries[e].proto == q->proto))
+        e++;
+    return e;
+}
+
 bool cct_calib_fitted(const cct_calib_options *opt, int ranks)
 {
     if (opt->n_fit_ranks == 0)
@@ -355,6 +365,15 @@ bool cct_calib_is_candidate(const cct_nccl_costs *dflt_costs, int coll, int algo
     return dflt_costs->bandwidth_gbps[coll][algo][proto] > 0.0;
 }
 
+/* Whether observation q enters the fit: at a fitted rank count, with a finite calibration
+ * factor for its topology, and a candidate NCCL could pick. */
+static bool obs_fitted(const cct_calib_options *opt, const cct_nccl_topo *topos,
+                       const double *kappa, const cct_nccl_costs *costs, const cct_calib_obs *q)
+{
+    return cct_calib_fitted(opt, topos[q->ti].n_ranks) && isfinite(kappa[q->ti]) &&
+           cct_calib_is_candidate(&costs[q->ti], q->coll, q->algo, q->proto);
+}
+
 static cct_status fit_constants(const cct_calib_obs_set *set, const cct_nccl_topo *topos,
                                 size_t n_topos, const cct_calib_options *opt, const double *kappa,
                                 cct_calib_result *out, cct_calib_resid *resid, cct_error *err)
@@ -370,13 +389,9 @@ static cct_status fit_constants(const cct_calib_obs_set *set, const cct_nccl_top
     size_t n_entries = 0, n_rows = 0;
     for (size_t j = 0; j < set->n; j++) {
         const cct_calib_obs *q = &set->v[j];
-        if (!cct_calib_fitted(opt, topos[q->ti].n_ranks) || !isfinite(kappa[q->ti]) ||
-            !cct_calib_is_candidate(&costs[q->ti], q->coll, q->algo, q->proto))
+        if (!obs_fitted(opt, topos, kappa, costs, q))
             continue;
-        size_t e = 0;
-        while (e < n_entries && !(entries[e].ti == q->ti && entries[e].coll == q->coll &&
-                                  entries[e].algo == q->algo && entries[e].proto == q->proto))
-            e++;
+        size_t e = entry_of(entries, n_entries, q);
         if (e == n_entries)
             entries[n_entries++] = (entry){q->ti, q->coll, q->algo, q->proto};
         n_rows++;
@@ -418,13 +433,9 @@ static cct_status fit_constants(const cct_calib_obs_set *set, const cct_nccl_top
     size_t r = 0;
     for (size_t j = 0; j < set->n; j++) {
         const cct_calib_obs *q = &set->v[j];
-        if (!cct_calib_fitted(opt, topos[q->ti].n_ranks) || !isfinite(kappa[q->ti]) ||
-            !cct_calib_is_candidate(&costs[q->ti], q->coll, q->algo, q->proto))
+        if (!obs_fitted(opt, topos, kappa, costs, q))
             continue;
-        size_t e = 0;
-        while (!(entries[e].ti == q->ti && entries[e].coll == q->coll &&
-                 entries[e].algo == q->algo && entries[e].proto == q->proto))
-            e++;
+        size_t e = entry_of(entries, n_entries, q); /* there: the first pass added it */
         double target = q->t_us / kappa[q->ti];
         double lf, bf;
         size_factors(&costs[q->ti], q->coll, q->algo, q->proto, q->bytes, opt->pipe_ops, &lf, &bf);

@@ -30,15 +30,10 @@
 #include "cct_store.h"
 #include "cct_table.h"
 #include "cli_test_util.h"
+#include "data_test_util.h"
 
 #define RUN_B "data/h200/run-2026-11-29b/"
 #define LOGS "data/h200/run-2026-11-29c/nccl-model/"
-
-static void data_path(char *buf, size_t len, const char *rel)
-{
-    const char *src = getenv("CCT_TEST_SRCDIR");
-    snprintf(buf, len, "%s/%s", src ? src : "tests", rel);
-}
 
 static void copy_file(const char *from, const char *to)
 {
@@ -60,7 +55,7 @@ static void make_store_from(const char *source, int ranks, const char *dir, cons
                             const char *log_text, char *path, size_t len)
 {
     char src[4096];
-    data_path(src, sizeof src, source);
+    test_data_path(src, sizeof src, source);
     snprintf(path, len, "%s/%s", dir, name);
     copy_file(src, path);
     cct_store *s = NULL;
@@ -85,18 +80,6 @@ static void make_store(const char *dir, const char *name, const char *log_text, 
     make_store_from(RUN_B "tune-2.db", 2, dir, name, log_text, path, len);
 }
 
-static char *read_text(const char *rel)
-{
-    char path[4096];
-    data_path(path, sizeof path, rel);
-    char *data = NULL;
-    size_t len = 0;
-    cct_error err;
-    if (cct_import_read_file(path, &data, &len, &err) != CCT_OK)
-        fail_msg("%s", err.msg);
-    return data;
-}
-
 static bool has_any_constant(const cct_constants *c)
 {
     for (size_t n = 0; n < CCT_CONST_NUM_SLOTS; n++)
@@ -111,13 +94,13 @@ static void test_topology_from_store(void **s)
 {
     (void)s;
     char *dir = ct_tmpdir("calib-store");
-    char *text = read_text(LOGS "model-socket-2ranks.log");
+    char *text = test_data_read(LOGS "model-socket-2ranks.log");
     char with[4096], without[4096], bad[4096], logfile[4096];
     make_store(dir, "with.db", text, with, sizeof with);
     make_store(dir, "without.db", NULL, without, sizeof without);
     make_store(dir, "bad.db", "vm:1:1 [0] NCCL INFO Bootstrap: nothing about the model\n", bad,
                sizeof bad);
-    data_path(logfile, sizeof logfile, LOGS "model-socket-2ranks.log");
+    test_data_path(logfile, sizeof logfile, LOGS "model-socket-2ranks.log");
     cct_nccl_log *file_log = malloc(sizeof *file_log);
     assert_non_null(file_log);
     cct_error err;
@@ -176,7 +159,7 @@ static void test_topology_from_store(void **s)
 
     /* the recorded store itself (schema 1, read-only, no nccl_logs table): no log */
     char recorded[4096];
-    data_path(recorded, sizeof recorded, RUN_B "tune-2.db");
+    test_data_path(recorded, sizeof recorded, RUN_B "tune-2.db");
     n_topos = n_logs = 0;
     assert_int_equal(cct_store_open(recorded, true, &st, &err), CCT_OK);
     assert_int_equal(
@@ -212,13 +195,13 @@ static void test_calibrate_command(void **s)
 {
     (void)s;
     char *dir = ct_tmpdir("calib-cmd");
-    char *text = read_text(LOGS "model-socket-2ranks.log");
+    char *text = test_data_read(LOGS "model-socket-2ranks.log");
     char with[4096], without[4096], bad[4096], recorded[4096], logfile[4096];
     make_store(dir, "with.db", text, with, sizeof with);
     make_store(dir, "without.db", NULL, without, sizeof without);
     make_store(dir, "bad.db", "not NCCL at all\n", bad, sizeof bad);
-    data_path(recorded, sizeof recorded, RUN_B "tune-2.db");
-    data_path(logfile, sizeof logfile, LOGS "model-socket-2ranks.log");
+    test_data_path(recorded, sizeof recorded, RUN_B "tune-2.db");
+    test_data_path(logfile, sizeof logfile, LOGS "model-socket-2ranks.log");
     char a[4096], b[4096];
     snprintf(a, sizeof a, "%s/stored.yaml", dir);
     snprintf(b, sizeof b, "%s/given.yaml", dir);
@@ -272,11 +255,11 @@ static void test_tune_command(void **s)
 {
     (void)s;
     char *dir = ct_tmpdir("calib-tune");
-    char *text = read_text(LOGS "model-socket-2ranks.log");
+    char *text = test_data_read(LOGS "model-socket-2ranks.log");
     char with[4096], recorded[4096], out[4096], cal[4096], bad[4096];
     make_store(dir, "with.db", text, with, sizeof with);
     make_store(dir, "bad.db", "not NCCL at all\n", bad, sizeof bad);
-    data_path(recorded, sizeof recorded, RUN_B "tune-2.db");
+    test_data_path(recorded, sizeof recorded, RUN_B "tune-2.db");
     snprintf(out, sizeof out, "%s/tuned.yaml", dir);
     snprintf(cal, sizeof cal, "%s/calibrated.yaml", dir);
 
@@ -345,7 +328,7 @@ static void test_tune_writes_calibrate_constants(void **s)
 {
     (void)s;
     char *dir = ct_tmpdir("calib-tune4");
-    char *text = read_text(LOGS "model-socket-4ranks.log");
+    char *text = test_data_read(LOGS "model-socket-4ranks.log");
     char with[4096], out[4096], cal[4096];
     make_store_from(RUN_B "tune-4.db", 4, dir, "with4.db", text, with, sizeof with);
     snprintf(out, sizeof out, "%s/tuned.yaml", dir);

@@ -26,21 +26,9 @@
 #include "cct_import.h"
 #include "cct_model_capture.h"
 #include "cct_nccl_log.h"
+#include "data_test_util.h"
 
 #define LOG4 "data/h200/run-2026-11-29c/nccl-model/model-socket-4ranks.log"
-
-static char *read_data(const char *rel)
-{
-    const char *src = getenv("CCT_TEST_SRCDIR");
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", src ? src : "tests", rel);
-    char *data = NULL;
-    size_t len = 0;
-    cct_error err;
-    if (cct_import_read_file(path, &data, &len, &err) != CCT_OK)
-        fail_msg("%s", err.msg);
-    return data;
-}
 
 static long line_pid(const char *line)
 {
@@ -134,7 +122,7 @@ static void test_environment(void **s)
 static void test_collect(void **s)
 {
     (void)s;
-    char *text = read_data(LOG4);
+    char *text = test_data_read(LOG4);
     cct_error err;
     cct_nccl_log *whole = malloc(sizeof *whole), *got = malloc(sizeof *got);
     assert_non_null(whole);

@@ -232,6 +232,13 @@ static void test_report(void **state)
     assert_float_equal(sum.worst_vs_oracle, 490.0 / 520.0, 1e-12);
     assert_int_equal(sum.below_098_default, 1);
     assert_int_equal(sum.below_098_oracle, 2);
+    /* 4 KiB: NCCL ran ring for the default and tree for the table (changed); 1 MiB: ring/simple
+     * both times (same choice: the 500/520 ratio is noise) */
+    assert_int_equal(sum.changed, 1);
+    assert_float_equal(sum.geomean_changed, 1.25, 1e-12);
+    assert_int_equal(sum.below_098_changed, 0);
+    assert_int_equal(sum.same_choice, 1);
+    assert_float_equal(sum.geomean_same, 500.0 / 520.0, 1e-12);
     out = fopen(md, "r");
     char text[4096];
     size_t got = fread(text, 1, sizeof text - 1, out);
@@ -239,14 +246,58 @@ static void test_report(void **state)
     fclose(out);
     assert_non_null(strstr(text, "| allreduce | 4 KiB | 100.0 | 80.0 | 78.0 | 1.250 | 0.975 | "
                                  "ring/simple | tree/simple | tree/simple ch=2 |"));
+    assert_non_null(strstr(text, "Where the table changed NCCL's algorithm or protocol: 1 sizes, "
+                                 "geometric mean 1.250x, 0 below 0.98 x default.  Where NCCL ran "
+                                 "the same algorithm and protocol both times: 1 sizes, geometric "
+                                 "mean 0.962x"));
     cct_store_close(st);
     store_test_rmdir(dir);
 }
 
+/* The report on real bench stores recorded on the lent H200 (tests/data/h200/run-2026-11-29c):
+ * the A/A control (a table that leaves NCCL's model as it is) has the same choice at every
+ * size, and its ratio is the bench's own bias (1.003x at 3 ranks); the committed 2-rank table
+ * changed NCCL's algorithm or protocol at some sizes and lost nowhere there by more than 2 %. */
+static void report_of(const char *rel, cct_bench_summary *sum)
+{
+    const char *src = getenv("CCT_TEST_SRCDIR");
+    assert_non_null(src);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/data/h200/run-2026-11-29c/%s", src, rel);
+    cct_store *st;
+    cct_error err;
+    if (cct_store_open(path, true, &st, &err) != CCT_OK)
+        fail_msg("%s", err.msg);
+    FILE *out = fopen("/dev/null", "w");
+    assert_non_null(out);
+    assert_int_equal(cct_bench_report(st, 1, out, NULL, sum, &err), CCT_OK);
+    fclose(out);
+    cct_store_close(st);
+}
+
+static void test_report_recorded(void **state)
+{
+    (void)state;
+    cct_bench_summary aa, committed;
+    report_of("calib-aa/calib-3.db", &aa);
+    assert_int_equal(aa.rows, 24);
+    assert_int_equal(aa.same_choice, 24);
+    assert_int_equal(aa.changed, 0);
+    assert_true(isnan(aa.geomean_changed));
+    assert_float_equal(aa.geomean_same, aa.geomean_vs_default, 1e-12);
+    assert_float_equal(aa.geomean_same, 1.003, 0.0005);
+    report_of("bench-committed/bench-h200-socket-2ranks.db", &committed);
+    assert_int_equal(committed.rows, 60);
+    assert_int_equal(committed.same_choice + committed.changed, committed.rows);
+    assert_true(committed.changed > 0 && committed.same_choice > 0);
+    assert_int_equal(committed.below_098_changed, 0);
+    assert_true(committed.geomean_changed > 1.1);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_plan),
-                                       cmocka_unit_test(test_plan_constants),
-                                       cmocka_unit_test(test_report)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plan), cmocka_unit_test(test_plan_constants),
+        cmocka_unit_test(test_report), cmocka_unit_test(test_report_recorded)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

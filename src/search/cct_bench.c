@@ -272,7 +272,7 @@ cct_status cct_bench_report(cct_store *store, int64_t run_id, FILE *out, FILE *c
     free(p);
     memset(sum, 0, sizeof *sum);
     sum->worst_vs_default = sum->worst_vs_oracle = INFINITY;
-    double log_sum = 0.0;
+    double log_sum = 0.0, log_same = 0.0, log_changed = 0.0;
     fprintf(out, "| collective | size | NCCL default (us) | tuned (us) | oracle (us) | tuned vs "
                  "default | tuned vs oracle | default ran | tuned ran | oracle |\n"
                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |\n");
@@ -302,6 +302,14 @@ cct_status cct_bench_report(cct_store *store, int64_t run_id, FILE *out, FILE *c
             sum->worst_vs_oracle = vs_o;
         sum->below_098_default += vs_d < 0.98;
         sum->below_098_oracle += vs_o < 0.98;
+        if (w->d_algo >= 0 && w->d_algo == w->t_algo && w->d_proto == w->t_proto) {
+            sum->same_choice++;
+            log_same += log(vs_d);
+        } else {
+            sum->changed++;
+            log_changed += log(vs_d);
+            sum->below_098_changed += vs_d < 0.98;
+        }
         char b[32], c1[32], c2[32], c3[32];
         fprintf(out, "| %s | %s | %.1f | %.1f | %.1f | %.3f | %.3f | %s | %s | %s ch=%d |\n",
                 cct_coll_name(w->coll), cct_format_bytes(w->bytes, b, sizeof b), w->dflt, w->tuned,
@@ -320,12 +328,22 @@ cct_status cct_bench_report(cct_store *store, int64_t run_id, FILE *out, FILE *c
                              "were all measured",
                              (long long)run_id);
     sum->geomean_vs_default = exp(log_sum / (double)sum->rows);
+    sum->geomean_same = sum->same_choice ? exp(log_same / (double)sum->same_choice) : NAN;
+    sum->geomean_changed = sum->changed ? exp(log_changed / (double)sum->changed) : NAN;
     fprintf(out,
             "\n%zu sizes: geometric-mean speed-up over NCCL's default %.3fx; worst tuned/default "
             "%.3f; worst tuned/oracle %.3f; sizes below 0.98 x default: %zu, below 0.98 x oracle: "
             "%zu\n",
             sum->rows, sum->geomean_vs_default, sum->worst_vs_default, sum->worst_vs_oracle,
             sum->below_098_default, sum->below_098_oracle);
+    fprintf(out,
+            "\nWhere the table changed NCCL's algorithm or protocol: %zu sizes, geometric mean "
+            "%.3fx, %zu below 0.98 x default.  Where NCCL ran the same algorithm and protocol "
+            "both times: %zu sizes, geometric mean %.3fx -- the table changed at most the "
+            "channel count there; where it changed nothing, the ratio is the bench's own "
+            "noise.\n",
+            sum->changed, sum->geomean_changed, sum->below_098_changed, sum->same_choice,
+            sum->geomean_same);
     return CCT_OK;
 }
 
@@ -350,11 +368,14 @@ int cct_bench_finish(const cct_search_opts *o, int64_t run_id)
             fprintf(stderr, "ccltune bench: error: %s\n", err.msg);
             code = 1;
         } else {
-            fprintf(stderr,
-                    "ccltune bench: run %lld: %zu sizes, geometric-mean speed-up over NCCL's "
-                    "default %.3fx, worst vs default %.3f, worst vs oracle %.3f\n",
-                    (long long)run_id, sum.rows, sum.geomean_vs_default, sum.worst_vs_default,
-                    sum.worst_vs_oracle);
+            fprintf(
+                stderr,
+                "ccltune bench: run %lld: %zu sizes, geometric-mean speed-up over NCCL's "
+                "default %.3fx, worst vs default %.3f, worst vs oracle %.3f; where the table "
+                "changed NCCL's algorithm/protocol %zu sizes at %.3fx, kept them %zu at %.3fx\n",
+                (long long)run_id, sum.rows, sum.geomean_vs_default, sum.worst_vs_default,
+                sum.worst_vs_oracle, sum.changed, sum.geomean_changed, sum.same_choice,
+                sum.geomean_same);
         }
     }
     if (out && out != stdout)

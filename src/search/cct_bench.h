@@ -49,6 +49,16 @@ typedef struct cct_bench_summary {
     double worst_vs_oracle;    /* min over rows of oracle/tuned */
     size_t below_098_default;  /* rows where tuned is slower than 0.98 x default speed */
     size_t below_098_oracle;
+    /* Rows where NCCL ran the same algorithm and protocol for the table as for its default:
+     * the table changed at most the channel count there (where it changed nothing -- a band
+     * left to NCCL, or a constants-only table that moved no choice -- the ratio is the
+     * bench's own noise).  The rest are where the table changed NCCL's algorithm or
+     * protocol. */
+    size_t same_choice;
+    double geomean_same; /* NAN when same_choice is 0 */
+    size_t changed;      /* rows - same_choice (rows where either choice is unknown count here) */
+    double geomean_changed;   /* NAN when changed is 0 */
+    size_t below_098_changed; /* changed rows below 0.98 x default */
 } cct_bench_summary;
 
 cct_status cct_bench_report(cct_store *store, int64_t run_id, FILE *out, FILE *csv,

@@ -271,6 +271,21 @@ static void test_estimate_and_describe(void **state)
     assert_string_equal(
         line, "allreduce ring/ll ch=nccl buf=default ll=default ll128=default align=0 float");
     cct_plan_destroy(&p);
+
+    /* with 4-op groups the grouped configurations count 4 collectives per call: 2257.152 us
+     * per group, 1 group fills a 2000 us cycle */
+    assert_int_equal(cct_space_parse(&s, "--pipe-ops", "1,4", &err), CCT_OK);
+    assert_int_equal(cct_plan_build(&s, &p, &err), CCT_OK);
+    size_t plain = 0, grouped = 0;
+    for (size_t k = 0; k < p.n_configs; k++)
+        *(cct_config_pipe_ops(&p.configs[k]) > 1 ? &grouped : &plain) += 1;
+    assert_true(grouped > 0);
+    e = cct_plan_estimate(&p, 1, 4, 2000.0, 40.0, 2.0);
+    assert_int_equal(e.points, p.n_configs);
+    assert_int_equal(e.calls, plain * (2 + 1 + 4 * 4) + grouped * 4 * (2 + 1 + 4 * 1));
+    assert_float_equal(e.seconds,
+                       (double)plain * 19 * 564.288e-6 + (double)grouped * 7 * 2257.152e-6, 1e-9);
+    cct_plan_destroy(&p);
 }
 
 int main(void)

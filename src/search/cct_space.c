@@ -805,8 +805,13 @@ cct_estimate cct_plan_estimate(const cct_plan *plan, int warmup, int cycles, dou
 {
     cct_estimate e = {0, 0, 0.0};
     for (size_t k = 0; k < plan->n_configs; k++) {
+        /* a grouped configuration's call is a group of ops collectives of this size: counted
+         * as ops calls of one collective's time each (an upper bound: NCCL pipelines them) */
+        int ops = cct_config_pipe_ops(&plan->configs[k]);
+        if (ops < 1)
+            ops = 1;
         for (size_t i = 0; i < plan->n_sizes; i++) {
-            double t = alpha_us + (double)plan->sizes[i] / (beta_gbps * 1e3);
+            double t = (alpha_us + (double)plan->sizes[i] / (beta_gbps * 1e3)) * ops;
             /* iterations per cycle: enough to fill cycle_us, at least one */
             double iters = ceil(cycle_us / t);
             if (iters < 1.0)
@@ -814,7 +819,7 @@ cct_estimate cct_plan_estimate(const cct_plan *plan, int warmup, int cycles, dou
             double calls =
                 2.0 /* verification, out of place and in place */ + warmup + (double)cycles * iters;
             e.points++;
-            e.calls += (size_t)calls;
+            e.calls += (size_t)calls * (size_t)ops;
             e.seconds += calls * t * 1e-6;
         }
     }

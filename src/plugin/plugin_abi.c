@@ -19,14 +19,20 @@
 
 #define PLUGIN_NAME "ccltune"
 
+/* Create the context; then the table's NCCL model constants go into NCCL's (v5/v6; older ABIs
+ * pass constants NULL and are told once that the constants are ignored). */
 static ncclResult_t init_common(int abi, void **ctx, uint64_t comm_id, size_t nranks, size_t nnodes,
-                                ncclDebugLogger_t log)
+                                ncclDebugLogger_t log, ncclTunerConstants_v5_t *constants)
 {
     if (!ctx)
         return ncclInvalidArgument;
     bool fail = false;
     *ctx = cct_ctx_create(abi, comm_id, nranks, nnodes, log, &fail);
-    return fail ? ncclInvalidUsage : ncclSuccess;
+    if (fail)
+        return ncclInvalidUsage;
+    if (*ctx)
+        cct_constants_at_init(*ctx, abi, constants, log);
+    return ncclSuccess;
 }
 
 static ncclResult_t finalize_common(void *ctx)
@@ -61,10 +67,8 @@ static ncclResult_t init_v6(void **ctx, uint64_t comm_id, size_t nranks, size_t 
                             ncclTunerConstants_v6_t *constants)
 {
     (void)nvl;
-    ncclResult_t res = init_common(6, ctx, comm_id, nranks, nnodes, log);
-    if (res == ncclSuccess && ctx && *ctx) /* in/out: NCCL tunes its model with them next */
-        cct_constants_at_init(*ctx, 6, (ncclTunerConstants_v5_t *)constants, log);
-    return res;
+    /* constants are in/out: NCCL tunes its model with them next */
+    return init_common(6, ctx, comm_id, nranks, nnodes, log, (ncclTunerConstants_v5_t *)constants);
 }
 
 static ncclResult_t init_v5(void **ctx, uint64_t comm_id, size_t nranks, size_t nnodes,
@@ -72,10 +76,7 @@ static ncclResult_t init_v5(void **ctx, uint64_t comm_id, size_t nranks, size_t 
                             ncclTunerConstants_v5_t *constants)
 {
     (void)nvl;
-    ncclResult_t res = init_common(5, ctx, comm_id, nranks, nnodes, log);
-    if (res == ncclSuccess && ctx && *ctx)
-        cct_constants_at_init(*ctx, 5, constants, log);
-    return res;
+    return init_common(5, ctx, comm_id, nranks, nnodes, log, constants);
 }
 
 static ncclResult_t chunk_size_v6(void *ctx, ncclFunc_t coll, size_t bytes, int algo, int proto,
@@ -90,26 +91,17 @@ static ncclResult_t chunk_size_v6(void *ctx, ncclFunc_t coll, size_t bytes, int 
 
 static ncclResult_t init_v4(size_t nranks, size_t nnodes, ncclDebugLogger_t log, void **ctx)
 {
-    ncclResult_t res = init_common(4, ctx, 0, nranks, nnodes, log);
-    if (res == ncclSuccess && ctx && *ctx)
-        cct_constants_at_init(*ctx, 4, NULL, log); /* says once that they are ignored */
-    return res;
+    return init_common(4, ctx, 0, nranks, nnodes, log, NULL);
 }
 
 static ncclResult_t init_v3(size_t nranks, size_t nnodes, ncclDebugLogger_t log, void **ctx)
 {
-    ncclResult_t res = init_common(3, ctx, 0, nranks, nnodes, log);
-    if (res == ncclSuccess && ctx && *ctx)
-        cct_constants_at_init(*ctx, 3, NULL, log); /* says once that they are ignored */
-    return res;
+    return init_common(3, ctx, 0, nranks, nnodes, log, NULL);
 }
 
 static ncclResult_t init_v2(size_t nranks, size_t nnodes, ncclDebugLogger_t log, void **ctx)
 {
-    ncclResult_t res = init_common(2, ctx, 0, nranks, nnodes, log);
-    if (res == ncclSuccess && ctx && *ctx)
-        cct_constants_at_init(*ctx, 2, NULL, log); /* says once that they are ignored */
-    return res;
+    return init_common(2, ctx, 0, nranks, nnodes, log, NULL);
 }
 
 static ncclResult_t coll_costs_v3(void *ctx, ncclFunc_t coll, size_t bytes, int pipe_ops,
@@ -132,9 +124,7 @@ static ncclResult_t init_v1(size_t nranks, size_t nnodes, ncclDebugLogger_t log)
     cct_pctx *cur = atomic_load(&v1_ctx);
     if (v1_refs == 0) {
         void *created = NULL;
-        res = init_common(1, &created, 0, nranks, nnodes, log);
-        if (res == ncclSuccess && created)
-            cct_constants_at_init(created, 1, NULL, log);
+        res = init_common(1, &created, 0, nranks, nnodes, log, NULL);
         if (res == ncclSuccess) {
             atomic_store(&v1_ctx, created);
             v1_refs = 1;

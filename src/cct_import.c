@@ -10,6 +10,7 @@
  * value per key and picking one would hide a measurement.
  */
 #include "cct_import.h"
+#include "cct_grow.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -48,41 +49,20 @@ void cct_import_result_destroy(cct_import_result *r)
     cct_import_result_init(r);
 }
 
-/* Grow an array of elem-sized items so it holds at least need; no overflow. */
-static bool grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    size_t ncap = *cap ? *cap : 16;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2)
-            return false;
-        ncap *= 2;
-    }
-    if (ncap > SIZE_MAX / elem)
-        return false;
-    void *p = realloc(*array, ncap * elem);
-    if (!p)
-        return false;
-    *array = p;
-    *cap = ncap;
-    return true;
-}
-
 cct_status cct_import_add_point(cct_import_result *r, const cct_point *point, unsigned line,
                                 unsigned col, const double *samples, size_t n_samples,
                                 cct_error *err)
 {
     size_t cap = r->cap_points;
     if (r->n_points == SIZE_MAX ||
-        !grow((void **)&r->points, &cap, r->n_points + 1, sizeof *r->points))
+        !cct_grow((void **)&r->points, &cap, r->n_points + 1, sizeof *r->points))
         return cct_error_set(err, CCT_ENOMEM, "out of memory after %zu points", r->n_points);
     size_t mcap = r->cap_points;
-    if (!grow((void **)&r->meta, &mcap, r->n_points + 1, sizeof *r->meta))
+    if (!cct_grow((void **)&r->meta, &mcap, r->n_points + 1, sizeof *r->meta))
         return cct_error_set(err, CCT_ENOMEM, "out of memory after %zu points", r->n_points);
     r->cap_points = cap < mcap ? cap : mcap;
     if (n_samples > SIZE_MAX - r->n_samples ||
-        !grow((void **)&r->samples, &r->cap_samples, r->n_samples + n_samples, sizeof(double)))
+        !cct_grow((void **)&r->samples, &r->cap_samples, r->n_samples + n_samples, sizeof(double)))
         return cct_error_set(err, CCT_ENOMEM, "out of memory after %zu samples", r->n_samples);
     if (n_samples)
         memcpy(r->samples + r->n_samples, samples, n_samples * sizeof(double));

@@ -8,6 +8,7 @@
  * UTF-8, and a \u0000 is refused because the pool holds NUL-terminated strings.
  */
 #include "cct_json.h"
+#include "cct_grow.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -51,30 +52,10 @@ static cct_status nomem(parser *p)
     return cct_error_set(p->err, CCT_ENOMEM, "%s: out of memory parsing JSON", p->name);
 }
 
-static bool grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    size_t ncap = *cap ? *cap : 64;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2)
-            return false;
-        ncap *= 2;
-    }
-    if (ncap > SIZE_MAX / elem)
-        return false;
-    void *q = realloc(*array, ncap * elem);
-    if (!q)
-        return false;
-    *array = q;
-    *cap = ncap;
-    return true;
-}
-
 static bool pool_put(cct_json_doc *d, const char *bytes, size_t n)
 {
     if (n > SIZE_MAX - d->pool_len - 1 ||
-        !grow((void **)&d->pool, &d->pool_cap, d->pool_len + n + 1, 1))
+        !cct_grow((void **)&d->pool, &d->pool_cap, d->pool_len + n + 1, 1))
         return false;
     memcpy(d->pool + d->pool_len, bytes, n);
     d->pool_len += n;
@@ -270,7 +251,7 @@ static cct_status number(parser *p, size_t *off)
 static cct_status add_node(parser *p, size_t parent, int type, size_t key, size_t at, size_t *out)
 {
     cct_json_doc *d = p->doc;
-    if (!grow((void **)&d->nodes, &d->cap_nodes, d->n_nodes + 1, sizeof *d->nodes))
+    if (!cct_grow((void **)&d->nodes, &d->cap_nodes, d->n_nodes + 1, sizeof *d->nodes))
         return nomem(p);
     size_t id = d->n_nodes++;
     d->nodes[id] = (cct_json_node){.type = type,

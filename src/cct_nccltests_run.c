@@ -13,6 +13,7 @@
  * (nccl_algo/nccl_proto of each point), when the log has them.
  */
 #include "cct_nccltests_run.h"
+#include "cct_grow.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -47,26 +48,6 @@ void cct_nt_run_destroy(cct_nt_run *run)
     free(run->rank_ids);
     free(run->tuning);
     memset(run, 0, sizeof *run);
-}
-
-static bool grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    size_t ncap = *cap ? *cap : 16;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2)
-            return false;
-        ncap *= 2;
-    }
-    if (ncap > SIZE_MAX / elem)
-        return false;
-    void *p = realloc(*array, ncap * elem);
-    if (!p)
-        return false;
-    *array = p;
-    *cap = ncap;
-    return true;
 }
 
 /* nccl-tests programs that measure what NCCL's tuner never sees. */
@@ -111,13 +92,13 @@ cct_status cct_nt_run_set_program(cct_nt_run *run, const char *program, const ch
 cct_status cct_nt_run_add_rank(cct_nt_run *run, int rank, const char *host, const char *gpu,
                                cct_error *err)
 {
-    if (!grow((void **)&run->rank_ids, &run->cap_rank_ids, run->n_rank_ids + 1,
-              sizeof *run->rank_ids))
+    if (!cct_grow((void **)&run->rank_ids, &run->cap_rank_ids, run->n_rank_ids + 1,
+                  sizeof *run->rank_ids))
         return cct_error_set(err, CCT_ENOMEM, "out of memory");
     run->rank_ids[run->n_rank_ids++] = rank;
     if (gpu[0]) {
-        if (!grow((void **)&run->gpu_ids, &run->cap_gpu_ids, run->n_gpu_ids + 1,
-                  sizeof *run->gpu_ids))
+        if (!cct_grow((void **)&run->gpu_ids, &run->cap_gpu_ids, run->n_gpu_ids + 1,
+                      sizeof *run->gpu_ids))
             return cct_error_set(err, CCT_ENOMEM, "out of memory");
         size_t n = strlen(host) + strlen(gpu) + 2;
         char *id = malloc(n);
@@ -128,7 +109,7 @@ cct_status cct_nt_run_add_rank(cct_nt_run *run, int rank, const char *host, cons
     }
     if (run->n_hosts > 0 && strcmp(run->hosts[run->n_hosts - 1], host) == 0)
         return CCT_OK;
-    if (!grow((void **)&run->hosts, &run->cap_hosts, run->n_hosts + 1, sizeof *run->hosts))
+    if (!cct_grow((void **)&run->hosts, &run->cap_hosts, run->n_hosts + 1, sizeof *run->hosts))
         return cct_error_set(err, CCT_ENOMEM, "out of memory");
     char *copy = strdup(host);
     if (!copy)
@@ -139,7 +120,7 @@ cct_status cct_nt_run_add_rank(cct_nt_run *run, int rank, const char *host, cons
 
 cct_status cct_nt_run_add_row(cct_nt_run *run, cct_nt_row *row, cct_error *err)
 {
-    if (!grow((void **)&run->rows, &run->cap_rows, run->n_rows + 1, sizeof *run->rows)) {
+    if (!cct_grow((void **)&run->rows, &run->cap_rows, run->n_rows + 1, sizeof *run->rows)) {
         free(row->side[0].samples);
         free(row->side[1].samples);
         row->side[0].samples = row->side[1].samples = NULL;
@@ -163,7 +144,7 @@ void cct_nt_run_add_tuning(cct_nt_run *run, int coll, uint64_t bytes, int algo, 
         }
     }
     if (n >= MAX_TUNING ||
-        !grow((void **)&run->tuning, &run->cap_tuning, n + 1, sizeof *run->tuning))
+        !cct_grow((void **)&run->tuning, &run->cap_tuning, n + 1, sizeof *run->tuning))
         return;
     run->tuning[n] = (cct_nt_tuning){coll, bytes, algo, proto, false};
     run->last_tuning = n;

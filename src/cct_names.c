@@ -169,3 +169,16 @@ const char *cct_format_bytes(uint64_t bytes, char *buf, size_t len)
     }
     return buf;
 }
+
+const char *cct_format_bytes_exact(uint64_t bytes, char *buf, size_t len)
+{
+    cct_format_bytes(bytes, buf, len);
+    if (bytes != CCT_BYTES_INF && bytes >= 1024) {
+        uint64_t unit = 1024;
+        while (bytes / unit >= 1024 && unit < ((uint64_t)1 << 60))
+            unit <<= 10;
+        if (bytes % unit != 0)
+            snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+    }
+    return buf;
+}

@@ -67,5 +67,8 @@ cct_status cct_parse_bytes(const char *text, uint64_t *out, cct_error *err);
 
 /* Human form for messages and `explain`: "0 B", "4 KiB", "1.5 MiB", "inf". Returns buf. */
 const char *cct_format_bytes(uint64_t bytes, char *buf, size_t len);
+/* cct_format_bytes where that is exact, else plain bytes: "64 KiB", but "65537 B" (the human
+ * form would round away the 1).  For band edges and chunk sizes set by hand. */
+const char *cct_format_bytes_exact(uint64_t bytes, char *buf, size_t len);
 
 #endif

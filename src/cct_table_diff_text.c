@@ -22,20 +22,6 @@
 
 #define LINE_MAX_LEN 1536
 
-/* Exact bytes: chunk sizes are set by hand and should read as written. */
-static const char *size_text(uint64_t bytes, char *buf, size_t len)
-{
-    cct_format_bytes(bytes, buf, len);
-    if (bytes != CCT_BYTES_INF && bytes >= 1024) {
-        uint64_t unit = 1024;
-        while (bytes / unit >= 1024 && unit < ((uint64_t)1 << 60))
-            unit <<= 10;
-        if (bytes % unit != 0)
-            snprintf(buf, len, "%llu B", (unsigned long long)bytes);
-    }
-    return buf;
-}
-
 /* "2 MiB–4 MiB"; a fitted band edge such as 5931642 reads "5.657 MiB" (4 digits), and
  * exact bytes are used only when that rounding would make both ends look the same. */
 static const char *range_text(uint64_t lo, uint64_t hi, char *buf, size_t len)
@@ -44,8 +30,8 @@ static const char *range_text(uint64_t lo, uint64_t hi, char *buf, size_t len)
     cct_format_bytes(lo, a, sizeof a);
     cct_format_bytes(hi, b, sizeof b);
     if (strcmp(a, b) == 0) {
-        size_text(lo, a, sizeof a);
-        size_text(hi, b, sizeof b);
+        cct_format_bytes_exact(lo, a, sizeof a);
+        cct_format_bytes_exact(hi, b, sizeof b);
     }
     snprintf(buf, len, "%s–%s", a, b);
     return buf;
@@ -76,7 +62,7 @@ static const char *channels_text(int channels, char *buf, size_t len)
 static const char *chunk_text(uint64_t chunk, char *buf, size_t len)
 {
     if (chunk)
-        return size_text(chunk, buf, len);
+        return cct_format_bytes_exact(chunk, buf, len);
     snprintf(buf, len, "nccl");
     return buf;
 }

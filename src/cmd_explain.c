@@ -50,20 +50,6 @@ static void usage(FILE *out)
             "Exit status: 0 shown, 1 unreadable table or no matching section, 2 usage error.\n");
 }
 
-/* Exact bytes when the human form would round ("64 KiB" for 65537 would hide the 1). */
-static const char *size_text(uint64_t bytes, char *buf, size_t len)
-{
-    cct_format_bytes(bytes, buf, len);
-    if (bytes != CCT_BYTES_INF && bytes >= 1024) {
-        uint64_t unit = 1024;
-        while (bytes / unit >= 1024 && unit < ((uint64_t)1 << 60))
-            unit <<= 10;
-        if (bytes % unit != 0)
-            snprintf(buf, len, "%llu B", (unsigned long long)bytes);
-    }
-    return buf;
-}
-
 static const char *percent(double frac, char *buf, size_t len)
 {
     if (isnan(frac))
@@ -138,7 +124,7 @@ static void print_section(const cct_section *s)
         else
             snprintf(ch, sizeof ch, "nccl");
         if (r->chunk_bytes)
-            size_text(r->chunk_bytes, chunk, sizeof chunk);
+            cct_format_bytes_exact(r->chunk_bytes, chunk, sizeof chunk);
         else
             snprintf(chunk, sizeof chunk, "nccl");
         if (isnan(r->predicted_us))
@@ -146,9 +132,10 @@ static void print_section(const cct_section *s)
         else
             snprintf(pred, sizeof pred, "%.3f us", r->predicted_us);
         printf("  %-12s %-12s %-14s %-7s %8s %10s %12s %8s %8s",
-               size_text(r->min_bytes, lo, sizeof lo), size_text(r->max_bytes, hi, sizeof hi),
-               cct_algo_name(r->algo), cct_proto_name(r->proto), ch, chunk, pred,
-               percent(r->margin, m1, sizeof m1), percent(r->margin_default, m2, sizeof m2));
+               cct_format_bytes_exact(r->min_bytes, lo, sizeof lo),
+               cct_format_bytes_exact(r->max_bytes, hi, sizeof hi), cct_algo_name(r->algo),
+               cct_proto_name(r->proto), ch, chunk, pred, percent(r->margin, m1, sizeof m1),
+               percent(r->margin_default, m2, sizeof m2));
         if (cct_rule_is_nccl_choice(r))
             printf("  left to NCCL (its default here: %s/%s)", cct_algo_name(r->algo),
                    cct_proto_name(r->proto));

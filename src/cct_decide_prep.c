@@ -251,11 +251,10 @@ bool cct_dconf_uses(const cct_dconf *c, const cct_buffers *b)
            c->cfg.ll128_buffsize == b->ll128_buffsize;
 }
 
-double cct_dconf_time(const cct_dconf *c, uint64_t bytes)
+/* Index of the first point with size >= bytes (c->n when none). */
+static size_t first_at(const cct_dconf *c, uint64_t bytes)
 {
-    if (c->n == 0 || bytes < c->lo || bytes > c->hi)
-        return NAN;
-    size_t lo = 0, hi = c->n; /* first point with size >= bytes */
+    size_t lo = 0, hi = c->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (c->pts[mid]->bytes < bytes)
@@ -263,6 +262,14 @@ double cct_dconf_time(const cct_dconf *c, uint64_t bytes)
         else
             hi = mid;
     }
+    return lo;
+}
+
+double cct_dconf_time(const cct_dconf *c, uint64_t bytes)
+{
+    if (c->n == 0 || bytes < c->lo || bytes > c->hi)
+        return NAN;
+    size_t lo = first_at(c, bytes);
     if (lo < c->n && c->pts[lo]->bytes == bytes) {
         double sum = 0;
         size_t k = 0;
@@ -278,14 +285,7 @@ double cct_dconf_time(const cct_dconf *c, uint64_t bytes)
 bool cct_dconf_measured(const cct_dconf *c, uint64_t bytes, double rel_floor, double *t,
                         double *rel_se)
 {
-    size_t lo = 0, hi = c->n; /* first point with size >= bytes */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->pts[mid]->bytes < bytes)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = first_at(c, bytes);
     double sum = 0.0, var = 0.0;
     size_t k = 0;
     for (size_t i = lo; i < c->n && c->pts[i]->bytes == bytes; i++, k++) {

@@ -69,6 +69,7 @@ typedef struct nccl_ctx {
         bool seen;
         int coll, algo, proto;
         uint64_t bytes;
+        long moved, timings; /* how many 'default' timings ran on comm_main, of all */
     } nc_choice;
 } nccl_ctx;
 
@@ -319,11 +320,18 @@ static cct_status be_verify(void *ctx, const cct_config *cfg, uint64_t bytes, bo
  * comparison.  Only plain calls: call modes keep 'default' on comm_nc. */
 static bool default_on_main(nccl_ctx *c, const cct_config *cfg, uint64_t bytes)
 {
-    if (!c->comm_nc || cfg->algo != CCT_DEFAULT || !c->nc_choice.seen ||
-        c->nc_choice.coll != cfg->coll || c->nc_choice.bytes != bytes)
+    if (!c->comm_nc || cfg->algo != CCT_DEFAULT)
+        return false;
+    c->nc_choice.timings++;
+    if (!c->nc_choice.seen || c->nc_choice.coll != cfg->coll || c->nc_choice.bytes != bytes)
         return false;
     c->comm = c->comm_main;
-    return c->force(c->nc_choice.algo, c->nc_choice.proto, 0) == 0;
+    if (c->force(c->nc_choice.algo, c->nc_choice.proto, 0) != 0) {
+        c->comm = c->comm_nc;
+        return false;
+    }
+    c->nc_choice.moved++;
+    return true;
 }
 
 static cct_status verify_one(nccl_ctx *c, const cct_config *cfg, const layout *lp, bool in_place,
@@ -803,6 +811,11 @@ void cct_nccl_backend_destroy(cct_backend *backend)
     if (!c)
         return;
     deregister_buffers(c);
+    if (c->comm_nc && c->p.rank == 0)
+        fprintf(stderr,
+                "ccltune bench: NCCL's default timed on the main communicator (its choice from "
+                "the second one forced) in %ld of %ld timings\n",
+                c->nc_choice.moved, c->nc_choice.timings);
     if (c->comm_nc) {
         /* the communicator not selected now goes first (the same one on every rank: ranks
          * select in lockstep); after a hang the selected one is already aborted */

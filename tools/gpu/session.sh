@@ -193,14 +193,15 @@ stage_probenv() {
     mps_start >/dev/null 2>&1 || true
 }
 
-# bench the committed tables (tables/*.yaml) as they are in git
+# bench the committed tables (tables/*.yaml, or a path) as they are in git
 committed() {
     local name=$1 ranks=$2 per=$3 maxb=$4
-    local t0=$SECONDS
-    "$CCLTUNE" bench "$ROOT/tables/$name.yaml" --ranks "$ranks" --ranks-per-gpu "$per" \
+    local t0=$SECONDS file=$ROOT/tables/$1.yaml
+    [ -f "$name" ] && file=$ROOT/$name && name=$(basename "$name" .yaml)
+    "$CCLTUNE" bench "$file" --ranks "$ranks" --ranks-per-gpu "$per" \
         --max-bytes "$maxb" --store "$OUT/bench-$name.db" -o "$OUT/bench-$name.md" \
         --csv "$OUT/bench-$name.csv" >"$LOG/bench-$name.log" 2>&1
-    summary "bench $name: rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'geometric' "$LOG/bench-$name.log" | tr '\n' ' ')"
+    summary "bench $name: rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'geometric|main communicator' "$LOG/bench-$name.log" | tr '\n' ' ')"
 }
 stage_bcnv() {
     mps_stop >/dev/null 2>&1 || true
@@ -210,6 +211,12 @@ stage_bcnv() {
 stage_bc4nv() {
     mps_stop >/dev/null 2>&1 || true
     committed h200-nvlink-4ranks 4 1 1G
+    mps_start >/dev/null 2>&1 || true
+}
+# the same table without its nccl_constants: one communicator, no second one for the default
+stage_bc4nvrules() {
+    mps_stop >/dev/null 2>&1 || true
+    committed tests/data/h200/run-2026-11-29d/h200-nvlink-4ranks-rules-only.yaml 4 1 1G
     mps_start >/dev/null 2>&1 || true
 }
 stage_bc4() { committed h200-socket-4ranks 4 4 16M; }

@@ -162,21 +162,42 @@ static void test_effective_bytes(void **state)
 static void test_mirrored_order(void **state)
 {
     (void)state;
-    size_t n = 5;
-    for (size_t pos = 0; pos < n; pos++) {
-        assert_int_equal(cct_cycle_index(pos, n, 0), pos);
-        assert_int_equal(cct_cycle_index(pos, n, 1), n - 1 - pos);
-        assert_int_equal(cct_cycle_index(pos, n, 2), pos);
+    enum { N = 5, PAIRS = 400 };
+    size_t even[N], odd[N], again[N];
+    size_t first[N] = {0};
+    for (int pair = 0; pair < PAIRS; pair++) {
+        cct_cycle_order(even, N, 2 * pair, 42);
+        cct_cycle_order(odd, N, 2 * pair + 1, 42);
+        bool seen[N] = {false};
+        for (size_t pos = 0; pos < N; pos++) {
+            assert_true(even[pos] < N);
+            assert_false(seen[even[pos]]); /* a permutation */
+            seen[even[pos]] = true;
+            assert_int_equal(odd[pos], even[N - 1 - pos]); /* the odd cycle mirrors it */
+        }
+        /* over the pair every configuration's mean position is the same */
+        for (size_t k = 0; k < N; k++) {
+            size_t sum = 0;
+            for (size_t pos = 0; pos < N; pos++)
+                sum += (even[pos] == k) * pos + (odd[pos] == k) * pos;
+            assert_int_equal(sum, N - 1);
+        }
+        first[even[0]]++;
+        cct_cycle_order(again, N, 2 * pair, 42); /* deterministic */
+        assert_memory_equal(again, even, sizeof even);
     }
-    /* over two cycles every configuration's mean position is the same */
-    for (size_t k = 0; k < n; k++) {
-        size_t sum = 0;
-        for (int c = 0; c < 2; c++)
-            for (size_t pos = 0; pos < n; pos++)
-                if (cct_cycle_index(pos, n, c) == k)
-                    sum += pos;
-        assert_int_equal(sum, n - 1);
+    /* pairs draw their own permutations: every configuration leads some of them (about
+     * PAIRS / N = 80 each; 40 is ~5 standard deviations below) */
+    for (size_t k = 0; k < N; k++)
+        assert_true(first[k] > 40);
+    cct_cycle_order(again, N, 0, 43);
+    size_t other = 0;
+    for (int pair = 0; pair < 8; pair++) {
+        cct_cycle_order(even, N, 2 * pair, 42);
+        cct_cycle_order(again, N, 2 * pair, 43);
+        other += memcmp(even, again, sizeof even) != 0;
     }
+    assert_true(other > 0); /* another seed, other orders */
 }
 
 static void expect_flag_error(const char *flag, const char *value, const char *needle)

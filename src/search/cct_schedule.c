@@ -229,9 +229,15 @@ static cct_status cycle_round(cct_schedule *s, group *g, const bool *want, int c
             active[m++] = k;
     if (m == 0 || cycles < 1)
         return CCT_OK;
+    /* the same on every rank: the plan, the session, the group's first point, the rounds so far */
+    uint64_t seed = strtoull(s->plan->hash, NULL, 16) ^ (uint64_t)s->session << 56 ^
+                    g->slots[0].bytes * 0xff51afd7ed558ccdull ^ (uint64_t)g->slots[0].cfg->coll ^
+                    (s->rounds++ << 40);
+    size_t order[4096];
     for (int c = 0; c < cycles; c++) {
+        cct_cycle_order(order, m, c, seed);
         for (size_t pos = 0; pos < m; pos++) {
-            size_t which = cct_cycle_index(pos, m, c);
+            size_t which = order[pos];
             slot *sl = &g->slots[active[which]];
             cct_status st = b->ops->select(b->ctx, sl->cfg, err);
             double elapsed = 0.0;

@@ -74,6 +74,7 @@ typedef struct cct_schedule {
     size_t n_corrupt, n_unsupported, n_noisy, n_remeasured;
     size_t points_pruned; /* adaptive: planned points not measured (dominated) */
     size_t cycles_saved;  /* adaptive: cycles not run because the winner was clear */
+    uint64_t rounds;      /* cycle rounds run: seeds each round's configuration order */
     /* set when the watchdog fired: the configuration and size being measured */
     bool hung;
     cct_config hang_config;

@@ -797,9 +797,31 @@ size_t cct_plan_nccl_count(const cct_config *cfg, uint64_t bytes)
     return (size_t)(bytes / split_unit(cfg));
 }
 
-size_t cct_cycle_index(size_t position, size_t n, int cycle)
+static uint64_t splitmix64(uint64_t *x)
 {
-    return (cycle % 2 == 0) ? position : n - 1 - position;
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void cct_cycle_order(size_t *order, size_t n, int cycle, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    uint64_t state = seed ^ (0x5851f42d4c957f2dull * (uint64_t)(cycle / 2 + 1));
+    for (size_t i = n; i > 1; i--) { /* Fisher-Yates */
+        size_t j = (size_t)(splitmix64(&state) % i);
+        size_t t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+    if (cycle % 2 == 1)
+        for (size_t i = 0; i < n / 2; i++) {
+            size_t t = order[i];
+            order[i] = order[n - 1 - i];
+            order[n - 1 - i] = t;
+        }
 }
 
 cct_estimate cct_plan_estimate(const cct_plan *plan, int warmup, int cycles, double cycle_us,

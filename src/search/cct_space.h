@@ -130,9 +130,13 @@ uint64_t cct_plan_effective_bytes(const cct_config *cfg, uint64_t requested);
  * and reducescatter, as in their API). */
 size_t cct_plan_nccl_count(const cct_config *cfg, uint64_t bytes);
 
-/* Order of `n` configurations in cycle `cycle`: forward on even cycles, reversed on odd
- * ones, so a drift over time weighs on every configuration alike. */
-size_t cct_cycle_index(size_t position, size_t n, int cycle);
+/* Order of `n` configurations in cycle `cycle`: order[position] = configuration.  Cycles
+ * come in mirrored pairs (the odd cycle runs the even one backwards, so a drift over time
+ * weighs on every configuration alike), and each pair has its own permutation drawn from
+ * `seed` and the pair number, so no configuration keeps the first or the last place (or
+ * runs right after itself at the pairs' seams) in every cycle.  Deterministic: every rank
+ * computes the same order from the same seed. */
+void cct_cycle_order(size_t *order, size_t n, int cycle, uint64_t seed);
 
 /* Estimated seconds for the plan (dry run): alpha_us + bytes / beta per collective call,
  * times the calls a point needs (verification, warm-up, cycles x iterations). */

@@ -16,7 +16,9 @@ set -uo pipefail
 # Stages write under WORK; only results.tar.gz (refreshed after every stage when PACK=1) and
 # summary.txt go to $OUT, so whatever a stopped command leaves is one archive.
 FINAL=${OUT:-/tmp/ccltune-out}
-if [ -n "${PACK:-}" ]; then OUT=/tmp/ccltune-work; else OUT=$FINAL; fi
+# a machine can come back with an earlier lease's /tmp: start from an empty work folder, so no
+# store of another call is packed or resumed into
+if [ -n "${PACK:-}" ]; then OUT=/tmp/ccltune-work && rm -rf "$OUT"; else OUT=$FINAL; fi
 mkdir -p "$FINAL"
 LOG=$OUT/logs
 mkdir -p "$LOG"
@@ -154,13 +156,14 @@ bench() {
         --csv "$OUT/bench-$ranks.csv" >"$LOG/bench-$ranks.log" 2>&1
     summary "bench $ranks ranks: rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'geometric' "$LOG/bench-$ranks.log" | tr '\n' ' ')"
 }
-# one rank per GPU on a multi-GPU kind (NVLink), without MPS: a real deployment's topology
+# one rank per GPU on a multi-GPU kind (NVLink), without MPS: a real deployment's topology;
+# NVGPUS=N uses the first N GPUs (ranks 0..N-1 on GPUs 0..N-1)
 nvlink() {
     local what=$1 maxb=$2
     shift 2
     mps_stop >/dev/null 2>&1 || true
     local ngpu
-    ngpu=$(nvidia-smi -L | wc -l)
+    ngpu=${NVGPUS:-$(nvidia-smi -L | wc -l)}
     local t0=$SECONDS
     if [ "$what" = tune ]; then
         "$CCLTUNE" tune -o "$OUT/h200-nvlink-${ngpu}ranks.yaml" --store "$OUT/tune-nvlink-$ngpu.db" \
@@ -177,7 +180,7 @@ nvlink() {
 stage_exhnv() {
     mps_stop >/dev/null 2>&1 || true
     local ngpu t0=$SECONDS
-    ngpu=$(nvidia-smi -L | wc -l)
+    ngpu=${NVGPUS:-$(nvidia-smi -L | wc -l)}
     "$CCLTUNE" search --exhaustive --store "$OUT/exhaustive-nvlink-$ngpu.db" --ranks "$ngpu" \
         --ranks-per-gpu 1 --max-bytes "${NVMAX:-1G}" $TUNE_ARGS --align 0,4,8,12 \
         >"$LOG/exhaustive-nvlink-$ngpu.log" 2>&1
@@ -258,7 +261,7 @@ stage_ncclmodel() {
         done
     done
     local ngpu
-    ngpu=$(nvidia-smi -L | wc -l)
+    ngpu=${NVGPUS:-$(nvidia-smi -L | wc -l)}
     if [ "$ngpu" -gt 1 ]; then
         mps_stop >/dev/null 2>&1 || true
         NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING,ENV timeout 120 mpirun --allow-run-as-root \
@@ -309,7 +312,7 @@ pipe_run() {
 stage_pipe() {
     pipe_run socket-2ranks 2 2
     local ngpu
-    ngpu=$(nvidia-smi -L | wc -l)
+    ngpu=${NVGPUS:-$(nvidia-smi -L | wc -l)}
     if [ "$ngpu" -gt 1 ]; then
         mps_stop >/dev/null 2>&1 || true
         pipe_run "nvlink-${ngpu}ranks" "$ngpu" 1

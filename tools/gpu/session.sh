@@ -16,8 +16,8 @@ set -uo pipefail
 # Stages write under WORK; only results.tar.gz (refreshed after every stage when PACK=1) and
 # summary.txt go to $OUT, so whatever a stopped command leaves is one archive.
 FINAL=${OUT:-/tmp/ccltune-out}
-# a machine can come back with an earlier lease's /tmp: start from an empty work folder, so no
-# store of another call is packed or resumed into
+# start from an empty work folder: a call that finds the machine still warm finds the last
+# call's /tmp, and its stores would be packed again or appended to (a second run id)
 if [ -n "${PACK:-}" ]; then OUT=/tmp/ccltune-work && rm -rf "$OUT"; else OUT=$FINAL; fi
 mkdir -p "$FINAL"
 LOG=$OUT/logs

@@ -13,7 +13,12 @@
  *   valgrind --tool=callgrind --toggle-collect=coll_costs \
  *       build-plugin/bench/bench_plugin --callgrind --rules 10000
  * and divide the "Collected" Ir by the call count the program prints.
- * Usage: bench_plugin [--rules N] [--calls N] [--callgrind]
+ * --measure bypass|force|table times the same calls in measurement mode, as `ccltune search`
+ * and `ccltune bench` drive the plugin: NCCL's default (bypass), a forced configuration
+ * (Ring/LL) and the table applied (the bench's "tuned").  Their difference is CPU time added
+ * to every collective call of the measuring loop, which matters where NCCL's small calls are
+ * bound by the CPU launch path (docs/benchmarks.md).
+ * Usage: bench_plugin [--rules N] [--calls N] [--callgrind] [--measure MODE]
  */
 #include <math.h>
 #include <stdint.h>
@@ -78,6 +83,9 @@ static int cmp_double(const void *a, const void *b)
 #define SIZES 4096
 #define REPEATS 7
 
+/* measurement mode: -1 none, else the ccltune_control_force algorithm (-2 bypass, -1 table) */
+static int measure_algo = -3;
+
 static int bench(int n_rules, long calls, bool callgrind)
 {
     char *body = table_with_rules(n_rules);
@@ -102,6 +110,14 @@ static int bench(int n_rules, long calls, bool callgrind)
                 tu_log_find(NCCL_LOG_WARN, NULL) ? tu_log_find(NCCL_LOG_WARN, NULL) : "");
         return 1;
     }
+    if (measure_algo > -3) {
+        int (*force)(int, int, int) = (int (*)(int, int, int))tu_sym(h, "ccltune_control_force");
+        /* -1: no forcing, the table decides (the bench's "tuned"); Ring = 1, LL = 0 */
+        if (!force || force(measure_algo, measure_algo >= 0 ? 0 : 0, 0) != 0) {
+            fprintf(stderr, "ccltune_control_force refused the mode\n");
+            return 1;
+        }
+    }
     static size_t sizes[SIZES];
     for (int i = 0; i < SIZES; i++)
         sizes[i] = (size_t)exp2(6.0 + 28.0 * (double)(rnd() % 1000000) / 1e6);
@@ -122,10 +138,14 @@ static int bench(int n_rules, long calls, bool callgrind)
     const char *fin = tu_log_find(NCCL_LOG_INFO, "finalize");
     long long over = tu_field(fin, "overridden");
     qsort(runs, (size_t)repeats, sizeof *runs, cmp_double);
+    const char *mode = measure_algo == -3   ? ""
+                       : measure_algo == -2 ? "  measure: bypass"
+                       : measure_algo == -1 ? "  measure: table"
+                                            : "  measure: force ring/ll";
     printf("%7d rules  %10ld calls x %d  best %6.1f ns/call  median %6.1f ns/call  "
-           "overridden %lld\n",
-           n_rules, calls, repeats, runs[0], runs[repeats / 2], over);
-    if (over != (long long)calls * repeats) {
+           "overridden %lld%s\n",
+           n_rules, calls, repeats, runs[0], runs[repeats / 2], over, mode);
+    if (measure_algo != -2 && over != (long long)calls * repeats) {
         fprintf(stderr, "not every call was decided by the table (%lld)\n", over);
         return 1;
     }
@@ -147,8 +167,19 @@ int main(int argc, char **argv)
             calls = atol(argv[++i]);
         else if (strcmp(argv[i], "--callgrind") == 0)
             callgrind = true;
-        else {
-            fprintf(stderr, "usage: %s [--rules N] [--calls N] [--callgrind]\n", argv[0]);
+        else if (strcmp(argv[i], "--measure") == 0 && i + 1 < argc) {
+            const char *m = argv[++i];
+            measure_algo = strcmp(m, "bypass") == 0  ? -2
+                           : strcmp(m, "table") == 0 ? -1
+                           : strcmp(m, "force") == 0 ? 1
+                                                     : -4;
+            if (measure_algo == -4) {
+                fprintf(stderr, "--measure: expected bypass, force or table, not '%s'\n", m);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "usage: %s [--rules N] [--calls N] [--callgrind] [--measure MODE]\n",
+                    argv[0]);
             return 2;
         }
     }

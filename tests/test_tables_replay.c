@@ -2,7 +2,8 @@
  * test_tables_replay.c - the committed tables under tables/ are reproduced byte for byte
  * by fitting the recorded stores that produced them (suite `replay`).
  *
- * Each table names its store and the note it was made with; `ccltune fit` is run exactly
+ * Each table names its store and the note it was made with; `ccltune fit` (or, for a table
+ * written by `ccltune tune` with fitted NCCL constants, `ccltune tune --recorded`) is run exactly
  * as a user would and its output compared with the committed file.  A change to the
  * fitter, the decisions or the writer that would change a committed table fails here, so
  * the tables in git always say what the current code concludes from the measurements.
@@ -14,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,20 +27,26 @@ typedef struct replay_case {
     const char *store;
     const char *note;
     const char *extra; /* further flags of `ccltune fit` */
+    bool tune;         /* `ccltune tune --recorded`: rules and the fitted nccl_constants */
 } replay_case;
 
 static const replay_case cases[] = {
     {"tables/h200-socket-2ranks.yaml", "tests/data/h200/run-2026-11-29b/tune-2.db",
-     "lent H200, 2 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)", ""},
+     "lent H200, 2 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)", "", false},
     {"tables/h200-socket-4ranks.yaml", "tests/data/h200/run-2026-11-29b/tune-4.db",
-     "lent H200, 4 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)", ""},
+     "lent H200, 4 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)", "", false},
     {"tables/h200-socket-8ranks.yaml", "tests/data/h200/run-2026-11-29b/tune-8.db",
-     "lent H200, 8 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)", ""},
+     "lent H200, 8 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)", "", false},
     /* measured with the schedule that keeps NCCL's own Simple twin to 1 GiB (the first NVLink
      * store, tests/data/h200/x2-nvlink/, had pruned Simple after 2 KiB); the probe reads
      * NCCL's build CUDA version, so LL128's verdict needs no flag */
     {"tables/h200-nvlink-2ranks.yaml", "tests/data/h200/run-2026-11-29c/nvlink/tune-nvlink-2.db",
-     "lent H200 x2, one rank per GPU (NVLink); schedule keeps the Simple twin of the default", ""},
+     "lent H200 x2, one rank per GPU (NVLink); schedule keeps the Simple twin of the default", "",
+     false},
+    /* H200 x4: written on the GPU by `ccltune tune` (rules and the nccl_constants it fitted from
+     * the NCCL model printout stored with the run) and benched as written */
+    {"tables/h200-nvlink-4ranks.yaml", "tests/data/h200/run-2026-11-29d/tune-nvlink-4.db",
+     "lent H200 x4, one rank per GPU (NVLink)", "", true},
 };
 
 static char *slurp(const char *path, size_t *len)
@@ -74,8 +82,9 @@ static void test_committed_tables_reproduce(void **state)
         snprintf(store, sizeof store, "%s/../%s", src, cases[i].store);
         snprintf(want, sizeof want, "%s/../%s", src, cases[i].table);
         snprintf(out, sizeof out, "%s/t%zu.yaml", dir, i);
-        snprintf(cmd, sizeof cmd, "'%s' fit --store '%s' --note '%s' %s -o '%s' 2>/dev/null",
-                 ccltune, store, cases[i].note, cases[i].extra, out);
+        snprintf(cmd, sizeof cmd, "'%s' %s '%s' --note '%s' %s -o '%s' >/dev/null 2>&1", ccltune,
+                 cases[i].tune ? "tune --no-plots --recorded" : "fit --store", store, cases[i].note,
+                 cases[i].extra, out);
         int rc = system(cmd);
         assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
         size_t n_want = 0, n_got = 0;

@@ -64,6 +64,12 @@ typedef struct nccl_ctx {
     /* default_without_constants: 'default' runs on comm_nc, initialised with NCCL's own model
      * constants; everything else on comm_main; c->comm is the one selected */
     ncclComm_t comm_main, comm_nc;
+    /* NCCL's own choice for the last verified 'default' on comm_nc (see default_on_main) */
+    struct {
+        bool seen;
+        int coll, algo, proto;
+        uint64_t bytes;
+    } nc_choice;
 } nccl_ctx;
 
 static unsigned guard_seconds;
@@ -293,7 +299,31 @@ static cct_status be_verify(void *ctx, const cct_config *cfg, uint64_t bytes, bo
     guard(true);
     cct_status st = verify_one(c, cfg, &l, in_place, wrong, obs, err);
     guard(false);
+    if (c->comm_nc && cfg->algo == CCT_DEFAULT) {
+        c->nc_choice.seen = st == CCT_OK && obs->nccl_algo >= 0 && obs->nccl_proto >= 0;
+        c->nc_choice.coll = cfg->coll;
+        c->nc_choice.bytes = bytes;
+        c->nc_choice.algo = obs->nccl_algo;
+        c->nc_choice.proto = obs->nccl_proto;
+    }
     return st;
+}
+
+/* With a second communicator (the table has NCCL model constants), 'default' is NCCL's own
+ * choice on comm_nc, the communicator initialised with NCCL's own constants.  It is verified
+ * there (which records the choice), then timed on comm_main with that algorithm and protocol
+ * forced at NCCL's channel count: the same kernels NCCL would run, timed on the communicator
+ * the table and the forced configurations are timed on.  Two communicators over the same
+ * ranks differ by themselves (H200 x4, NVLink: calls up to 1 MiB ran 2 % faster on the second
+ * one, the same configuration on both); timing everything on one removes that bias from the
+ * comparison.  Only plain calls: call modes keep 'default' on comm_nc. */
+static bool default_on_main(nccl_ctx *c, const cct_config *cfg, uint64_t bytes)
+{
+    if (!c->comm_nc || cfg->algo != CCT_DEFAULT || !c->nc_choice.seen ||
+        c->nc_choice.coll != cfg->coll || c->nc_choice.bytes != bytes)
+        return false;
+    c->comm = c->comm_main;
+    return c->force(c->nc_choice.algo, c->nc_choice.proto, 0) == 0;
 }
 
 static cct_status verify_one(nccl_ctx *c, const cct_config *cfg, const layout *lp, bool in_place,
@@ -360,9 +390,14 @@ static cct_status be_time(void *ctx, const cct_config *cfg, uint64_t bytes, bool
     if (is_mode(cfg))
         return time_mode(c, cfg, bytes, in_place, iters, elapsed_us, err);
     layout l = make_layout(c, cfg, bytes, in_place);
+    bool moved = default_on_main(c, cfg, bytes);
     guard(true);
     cct_status st = time_one(c, cfg, &l, iters, elapsed_us, err);
     guard(false);
+    if (moved) { /* back to the selection the schedule made */
+        c->comm = c->comm_nc;
+        c->force(CCLTUNE_CONTROL_BYPASS, 0, 0);
+    }
     return st;
 }
 

@@ -168,6 +168,7 @@ pid_t cct_spawn_worker(const cct_search_opts *o, const cct_search_run *run, size
     setenv_long("CCLTUNE_WORKER_SHARE", o->ranks_per_gpu);
     setenv_long("CCLTUNE_WORKER_FD", child_fd);
     setenv_long("CCLTUNE_WORKER_RUN", (long)run->run_id);
+    setenv_long("CCLTUNE_WORKER_LL128", run->ll128_allowed ? 1 : 0);
     setenv("CCLTUNE_WORKER_PLUGIN", plugin, 1);
     char *argv[1024];
     int argc = 0;
@@ -447,6 +448,8 @@ int cct_search_launch(cct_search_opts *o)
     cct_probe_fingerprint(info, ranks, nodes, o->ranks_per_gpu, &fp);
     int ngpus = info->n_gpus;
     free(info);
+    struct timespec started;
+    clock_gettime(CLOCK_MONOTONIC, &started);
     cct_search_run run;
     if (cct_search_begin(o, ranks, nodes, &fp, "search", &run, &err) != CCT_OK)
         return cct_cli_fail(CMD(o), "%s", err.msg);
@@ -467,7 +470,13 @@ int cct_search_launch(cct_search_opts *o)
                 (long long)run_id, o->store_path, (long long)run_id);
         return CCT_EXIT_FAIL;
     }
-    fprintf(stderr, "ccltune search: run %lld complete in %s\n", (long long)run_id, o->store_path);
+    struct timespec ended;
+    clock_gettime(CLOCK_MONOTONIC, &ended);
+    /* wall time of the whole run: model capture, every session's start-up and measuring */
+    fprintf(stderr, "ccltune search: run %lld complete in %s (%.1f s)\n", (long long)run_id,
+            o->store_path,
+            (double)(ended.tv_sec - started.tv_sec) +
+                1e-9 * (double)(ended.tv_nsec - started.tv_nsec));
     if (o->bench_table)
         return cct_bench_finish(o, run_id);
     printf("%lld\n", (long long)run_id);

@@ -193,6 +193,8 @@ int cct_search_mpi(cct_search_opts *o)
     MPI_Bcast(&ll128_allowed, 1, MPI_INT, 0, MPI_COMM_WORLD);
     if (ok && rank != 0) {
         /* other ranks need the plan and run id to start workers, not the store */
+        run.ll128_allowed = ll128_allowed != 0;
+        o->space.ll128_default = run.ll128_allowed;
         ok = cct_search_build_plan(o, size, nodes, &run.plan, &err) == CCT_OK;
         run.run_id = run_id;
     }

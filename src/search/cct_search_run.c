@@ -50,6 +50,7 @@ cct_status cct_search_begin(cct_search_opts *o, int ranks, int nodes,
 {
     memset(run, 0, sizeof *run);
     run->ll128_allowed = fp->ll128_allowed;
+    o->space.ll128_default = fp->ll128_allowed;
     cct_status st = cct_search_build_plan(o, ranks, nodes, &run->plan, err);
     if (st != CCT_OK)
         return st;
@@ -131,6 +132,12 @@ void cct_search_print_plan(FILE *out, const cct_plan *plan, const cct_schedule_o
                                    : "default",
                 ss->n_configs);
     }
+    for (size_t i = 0; i < plan->n_sessions; i++)
+        if (plan->sessions[i].unlock) {
+            fprintf(out, "  (where the machine's fingerprint says NCCL enables LL128 by itself -- "
+                         "NVLink from Volta on -- the LL128 sessions join the others)\n");
+            break;
+        }
     fprintf(out, "  sizes:");
     for (size_t i = 0; i < plan->n_sizes; i++)
         fprintf(out, " %s", cct_format_bytes(plan->sizes[i], b1, sizeof b1));

@@ -745,8 +745,10 @@ cct_status cct_plan_build(const cct_space *space, cct_plan *plan, cct_error *err
                 if (st != CCT_OK)
                     goto oom;
                 /* LL128 needs NCCL_PROTO to unlock it where NCCL would not enable it, and
-                 * that environment changes NCCL's defaults: it gets a session of its own */
-                size_t n_ll128 = partition_ll128(l.items + forced, l.n - forced);
+                 * that environment changes NCCL's defaults: it gets a session of its own;
+                 * where NCCL enables LL128 by itself, the plugin forces it like LL/Simple */
+                size_t n_ll128 =
+                    space->ll128_default ? 0 : partition_ll128(l.items + forced, l.n - forced);
                 if ((st = add_session(plan, &sess, first, l.n - first - n_ll128)) != CCT_OK)
                     goto oom;
                 cct_session unlocked = sess;

@@ -76,6 +76,10 @@ typedef struct cct_space {
     size_t n_extra_sizes;
     cct_cross cross;
     int ranks, nodes;
+    /* NCCL enables LL128 here by default (the run's fingerprint, set by cct_search_begin): the
+     * LL128 configurations are measured in the sessions of the other protocols instead of
+     * sessions of their own unlocked with NCCL_PROTO, two fewer process starts per run */
+    bool ll128_default;
 } cct_space;
 
 /* Fill the defaults documented in `ccltune search --help`. */

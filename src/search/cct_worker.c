@@ -75,6 +75,8 @@ int cct_search_worker(cct_search_opts *opts)
     if (rank < 0 || nranks < 1 || rank >= nranks || session < 0 || fd < 0 || !plugin)
         return cct_cli_fail("search", "worker started without a complete CCLTUNE_WORKER_* role");
 
+    /* the launcher's fingerprint verdict: the plan's session layout depends on it */
+    opts->space.ll128_default = env_long("CCLTUNE_WORKER_LL128", 0) != 0;
     cct_plan plan;
     if (cct_search_build_plan(opts, nranks, nodes, &plan, &err) != CCT_OK)
         return cct_cli_fail("search", "%s", err.msg);

@@ -171,7 +171,7 @@ nvlink() {
             --max-bytes "$maxb" --store "$OUT/bench-nvlink-$ngpu.db" -o "$OUT/bench-nvlink-$ngpu.md" \
             --csv "$OUT/bench-nvlink-$ngpu.csv" >"$LOG/bench-nvlink-$ngpu.log" 2>&1
     fi
-    summary "$what nvlink $ngpu ranks: rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'wrote|session [0-9]+/|geometric' "$LOG/$what-nvlink-$ngpu.log" | tr '\n' ' ')"
+    summary "$what nvlink $ngpu ranks: rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'wrote|session [0-9]+/[0-9]+:|complete in|geometric' "$LOG/$what-nvlink-$ngpu.log" | tr '\n' ' ')"
     mps_start >/dev/null 2>&1 || true
 }
 stage_exhnv() {
@@ -181,7 +181,7 @@ stage_exhnv() {
     "$CCLTUNE" search --exhaustive --store "$OUT/exhaustive-nvlink-$ngpu.db" --ranks "$ngpu" \
         --ranks-per-gpu 1 --max-bytes "${NVMAX:-1G}" $TUNE_ARGS --align 0,4,8,12 \
         >"$LOG/exhaustive-nvlink-$ngpu.log" 2>&1
-    summary "exhaustive nvlink $ngpu ranks: rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'session [0-9]+/[0-9]+:' "$LOG/exhaustive-nvlink-$ngpu.log" | tr '\n' ' ')"
+    summary "exhaustive nvlink $ngpu ranks: rc=$? wall=$((SECONDS - t0)) s; $(grep -E 'session [0-9]+/[0-9]+:|complete in' "$LOG/exhaustive-nvlink-$ngpu.log" | tr '\n' ' ')"
     mps_start >/dev/null 2>&1 || true
 }
 stage_tunenv() { nvlink tune "${NVMAX:-1G}" --align 0,4,8,12; }
@@ -205,6 +205,11 @@ committed() {
 stage_bcnv() {
     mps_stop >/dev/null 2>&1 || true
     committed h200-nvlink-2ranks 2 1 1G
+    mps_start >/dev/null 2>&1 || true
+}
+stage_bc4nv() {
+    mps_stop >/dev/null 2>&1 || true
+    committed h200-nvlink-4ranks 4 1 1G
     mps_start >/dev/null 2>&1 || true
 }
 stage_bc4() { committed h200-socket-4ranks 4 4 16M; }

@@ -1,0 +1,94 @@
+# reduce-4r1n.gp - written by ccltune 0.1.0 plot.  Redraw with `gnuplot reduce-4r1n.gp` in this folder:
+# it reads reduce-4r1n-*.dat and writes reduce-4r1n-time.{png,svg} and reduce-4r1n-busbw.{png,svg}.
+# Measured: median per size, error bars min..max; lines without points: the
+# table's fitted models; wide grey: the table's choice per band (light amber:
+# left to NCCL, following NCCL's default).
+set encoding utf8
+png_terminal = strstrt(GPVAL_TERMINALS . ' ', ' pngcairo ') > 0 ? "pngcairo size 1400,860 noenhanced font 'Sans,10'" : "png size 1400,860 noenhanced"
+svg_terminal = "svg size 1400,860 dynamic noenhanced font 'Sans,10' background rgb 'white'"
+time_title = 'reduce, 4 ranks (1 node): time per call' . "\n" . 'NVIDIA H200, NCCL 2.28.9, nvlink links, run 1'
+busbw_title = 'reduce, 4 ranks (1 node): bus bandwidth' . "\n" . 'NVIDIA H200, NCCL 2.28.9, nvlink links, run 1'
+set logscale x 2
+set xrange [896:1207959552]
+set xtics ("1 KiB" 1024, "4 KiB" 4096, "16 KiB" 16384, "64 KiB" 65536, "256 KiB" 262144, "1 MiB" 1048576, "4 MiB" 4194304, "16 MiB" 16777216, "64 MiB" 67108864, "256 MiB" 268435456, "1 GiB" 1073741824)
+set xlabel 'message size (bytes NCCL passes its tuner)'
+set grid xtics ytics mytics lc rgb '#e0e0e0'
+set key outside right top vertical noenhanced font ',9' spacing 1.1
+set bars small
+set label 1 'left to NCCL (ring/ll)' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 2 from first 1482910, graph 0 to first 1482910, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 2 'left to NCCL (ring/simple)' at first 1482910, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 3 from first 4194304, graph 0 to first 4194304, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 3 'ring/simple 64 ch' at first 4194304, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 4 from first 67108865, graph 0 to first 67108865, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 4 'left to NCCL (ring/simple)' at first 67108865, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+do for [fmt in 'png svg'] {
+    eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
+    set output 'reduce-4r1n-time.' . fmt
+    set title time_title
+    set logscale y 10
+    set yrange [*:*]
+    set ylabel 'time per call (µs)'
+    plot 'reduce-4r1n-envelope.dat' index 0:1 using 1:2 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
+         'reduce-4r1n-envelope.dat' index 2 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+         'reduce-4r1n-envelope.dat' index 3 using 1:2 with lines lw 9 lc rgb '#f2d49b' notitle, \
+         'reduce-4r1n-measured.dat' index 0 using 1:2:3:4 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
+         'reduce-4r1n-measured.dat' index 1 using 1:2:3:4 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
+         'reduce-4r1n-models.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \
+         'reduce-4r1n-measured.dat' index 2 using 1:2:3:4 with yerrorbars lc rgb '#9467bd' pt 9 ps 0.8 dt 2 title 'ring/ll 1 ch', \
+         'reduce-4r1n-models.dat' index 1 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 2 notitle, \
+         'reduce-4r1n-measured.dat' index 3 using 1:2:3:4 with yerrorbars lc rgb '#9467bd' pt 5 ps 0.8 dt 3 title 'ring/ll 2 ch', \
+         'reduce-4r1n-models.dat' index 2 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 3 notitle, \
+         'reduce-4r1n-measured.dat' index 4 using 1:2:3:4 with yerrorbars lc rgb '#9467bd' pt 13 ps 0.8 dt 4 title 'ring/ll 64 ch', \
+         'reduce-4r1n-models.dat' index 3 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 4 notitle, \
+         'reduce-4r1n-measured.dat' index 5 using 1:2:3:4 with yerrorbars lc rgb '#8c564b' pt 7 ps 0.8 dt 1 title 'ring/ll128', \
+         'reduce-4r1n-models.dat' index 4 using 1:2 with lines lw 1.5 lc rgb '#8c564b' dt 1 notitle, \
+         'reduce-4r1n-measured.dat' index 6 using 1:2:3:4 with yerrorbars lc rgb '#8c564b' pt 9 ps 0.8 dt 2 title 'ring/ll128 1 ch', \
+         'reduce-4r1n-models.dat' index 5 using 1:2 with lines lw 1.5 lc rgb '#8c564b' dt 2 notitle, \
+         'reduce-4r1n-measured.dat' index 7 using 1:2:3:4 with yerrorbars lc rgb '#8c564b' pt 5 ps 0.8 dt 3 title 'ring/ll128 2 ch', \
+         'reduce-4r1n-models.dat' index 6 using 1:2 with lines lw 1.5 lc rgb '#8c564b' dt 3 notitle, \
+         'reduce-4r1n-measured.dat' index 8 using 1:2:3:4 with yerrorbars lc rgb '#8c564b' pt 13 ps 0.8 dt 4 title 'ring/ll128 64 ch', \
+         'reduce-4r1n-models.dat' index 7 using 1:2 with lines lw 1.5 lc rgb '#8c564b' dt 4 notitle, \
+         'reduce-4r1n-measured.dat' index 9 using 1:2:3:4 with yerrorbars lc rgb '#e377c2' pt 7 ps 0.8 dt 1 title 'ring/simple', \
+         'reduce-4r1n-models.dat' index 8 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 1 notitle, \
+         'reduce-4r1n-measured.dat' index 10 using 1:2:3:4 with yerrorbars lc rgb '#e377c2' pt 9 ps 0.8 dt 2 title 'ring/simple 1 ch', \
+         'reduce-4r1n-models.dat' index 9 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 2 notitle, \
+         'reduce-4r1n-measured.dat' index 11 using 1:2:3:4 with yerrorbars lc rgb '#e377c2' pt 5 ps 0.8 dt 3 title 'ring/simple 2 ch', \
+         'reduce-4r1n-models.dat' index 10 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 3 notitle, \
+         'reduce-4r1n-measured.dat' index 12 using 1:2:3:4 with yerrorbars lc rgb '#e377c2' pt 13 ps 0.8 dt 4 title 'ring/simple 64 ch', \
+         'reduce-4r1n-models.dat' index 11 using 1:2 with lines lw 1.5 lc rgb '#e377c2' dt 4 notitle
+    set output 'reduce-4r1n-busbw.' . fmt
+    set title busbw_title
+    unset logscale y
+    set yrange [0:*]
+    set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'
+    plot 'reduce-4r1n-envelope.dat' index 0:1 using 1:3 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
+         'reduce-4r1n-envelope.dat' index 2 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+         'reduce-4r1n-envelope.dat' index 3 using 1:3 with lines lw 9 lc rgb '#f2d49b' notitle, \
+         'reduce-4r1n-measured.dat' index 0 using 1:6:7:8 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
+         'reduce-4r1n-measured.dat' index 1 using 1:6:7:8 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
+         'reduce-4r1n-models.dat' index 0 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \
+         'reduce-4r1n-measured.dat' index 2 using 1:6:7:8 with yerrorbars lc rgb '#9467bd' pt 9 ps 0.8 dt 2 title 'ring/ll 1 ch', \
+         'reduce-4r1n-models.dat' index 1 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 2 notitle, \
+         'reduce-4r1n-measured.dat' index 3 using 1:6:7:8 with yerrorbars lc rgb '#9467bd' pt 5 ps 0.8 dt 3 title 'ring/ll 2 ch', \
+         'reduce-4r1n-models.dat' index 2 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 3 notitle, \
+         'reduce-4r1n-measured.dat' index 4 using 1:6:7:8 with yerrorbars lc rgb '#9467bd' pt 13 ps 0.8 dt 4 title 'ring/ll 64 ch', \
+         'reduce-4r1n-models.dat' index 3 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 4 notitle, \
+         'reduce-4r1n-measured.dat' index 5 using 1:6:7:8 with yerrorbars lc rgb '#8c564b' pt 7 ps 0.8 dt 1 title 'ring/ll128', \
+         'reduce-4r1n-models.dat' index 4 using 1:3 with lines lw 1.5 lc rgb '#8c564b' dt 1 notitle, \
+         'reduce-4r1n-measured.dat' index 6 using 1:6:7:8 with yerrorbars lc rgb '#8c564b' pt 9 ps 0.8 dt 2 title 'ring/ll128 1 ch', \
+         'reduce-4r1n-models.dat' index 5 using 1:3 with lines lw 1.5 lc rgb '#8c564b' dt 2 notitle, \
+         'reduce-4r1n-measured.dat' index 7 using 1:6:7:8 with yerrorbars lc rgb '#8c564b' pt 5 ps 0.8 dt 3 title 'ring/ll128 2 ch', \
+         'reduce-4r1n-models.dat' index 6 using 1:3 with lines lw 1.5 lc rgb '#8c564b' dt 3 notitle, \
+         'reduce-4r1n-measured.dat' index 8 using 1:6:7:8 with yerrorbars lc rgb '#8c564b' pt 13 ps 0.8 dt 4 title 'ring/ll128 64 ch', \
+         'reduce-4r1n-models.dat' index 7 using 1:3 with lines lw 1.5 lc rgb '#8c564b' dt 4 notitle, \
+         'reduce-4r1n-measured.dat' index 9 using 1:6:7:8 with yerrorbars lc rgb '#e377c2' pt 7 ps 0.8 dt 1 title 'ring/simple', \
+         'reduce-4r1n-models.dat' index 8 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 1 notitle, \
+         'reduce-4r1n-measured.dat' index 10 using 1:6:7:8 with yerrorbars lc rgb '#e377c2' pt 9 ps 0.8 dt 2 title 'ring/simple 1 ch', \
+         'reduce-4r1n-models.dat' index 9 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 2 notitle, \
+         'reduce-4r1n-measured.dat' index 11 using 1:6:7:8 with yerrorbars lc rgb '#e377c2' pt 5 ps 0.8 dt 3 title 'ring/simple 2 ch', \
+         'reduce-4r1n-models.dat' index 10 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 3 notitle, \
+         'reduce-4r1n-measured.dat' index 12 using 1:6:7:8 with yerrorbars lc rgb '#e377c2' pt 13 ps 0.8 dt 4 title 'ring/simple 64 ch', \
+         'reduce-4r1n-models.dat' index 11 using 1:3 with lines lw 1.5 lc rgb '#e377c2' dt 4 notitle
+    unset output
+}

@@ -314,10 +314,10 @@ static cct_status be_verify(void *ctx, const cct_config *cfg, uint64_t bytes, bo
  * choice on comm_nc, the communicator initialised with NCCL's own constants.  It is verified
  * there (which records the choice), then timed on comm_main with that algorithm and protocol
  * forced at NCCL's channel count: the same kernels NCCL would run, timed on the communicator
- * the table and the forced configurations are timed on.  Two communicators over the same
- * ranks differ by themselves (H200 x4, NVLink: calls up to 1 MiB ran 2 % faster on the second
- * one, the same configuration on both); timing everything on one removes that bias from the
- * comparison.  Only plain calls: call modes keep 'default' on comm_nc. */
+ * the table and the forced configurations are timed on, so the communicator is not a factor of
+ * the comparison (two communicators over the same ranks read 0-6 % apart with identical
+ * choices in the A/A control of docs/benchmarks.md).  Only plain calls: call modes keep
+ * 'default' on comm_nc. */
 static bool default_on_main(nccl_ctx *c, const cct_config *cfg, uint64_t bytes)
 {
     if (!c->comm_nc || cfg->algo != CCT_DEFAULT)

@@ -176,23 +176,23 @@ class BadInput(unittest.TestCase):
             self.assert_error([path], 1, "store %s does not exist" % path)
             self.assertFalse(os.path.exists(path))
 
-    def test_sqlite_without_points_table(self):
+    def assert_error_for_schema(self, ddl, *fragments):
+        """A SQLite store made by `ddl` alone is refused with exit 1 and the fragments."""
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "other.db")
             con = sqlite3.connect(path)
-            con.execute("CREATE TABLE notes (a TEXT)")
+            con.execute(ddl)
             con.commit()
             con.close()
-            self.assert_error([path], 1, path, "without a 'points' table")
+            self.assert_error([path], 1, *[f.replace("{path}", path) for f in fragments])
+
+    def test_sqlite_without_points_table(self):
+        self.assert_error_for_schema("CREATE TABLE notes (a TEXT)", "{path}",
+                                     "without a 'points' table")
 
     def test_points_table_without_our_columns(self):
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "other.db")
-            con = sqlite3.connect(path)
-            con.execute("CREATE TABLE points (id INTEGER, coll TEXT)")
-            con.commit()
-            con.close()
-            self.assert_error([path], 1, "lacks column(s)", "median_us")
+        self.assert_error_for_schema("CREATE TABLE points (id INTEGER, coll TEXT)",
+                                     "lacks column(s)", "median_us")
 
     def test_not_sqlite(self):
         with tempfile.TemporaryDirectory() as d:

@@ -172,8 +172,9 @@ static void test_plan_constants(void **state)
     cct_table_destroy(&t);
 }
 
-static void add(cct_store *st, int64_t run, int algo, int proto, int channels, uint64_t bytes,
-                double us, int ran_algo)
+/* A point whose samples are us + spread[i] (its median is us when spread is symmetric). */
+static void add_spread(cct_store *st, int64_t run, int algo, int proto, int channels,
+                       uint64_t bytes, double us, int ran_algo, const double *spread, size_t n)
 {
     cct_point p;
     memset(&p, 0, sizeof p);
@@ -184,13 +185,22 @@ static void add(cct_store *st, int64_t run, int algo, int proto, int channels, u
     p.cfg.ranks = p.cfg.nodes = 4;
     p.bytes = bytes;
     p.status = CCT_POINT_OK;
-    p.stats.n = 1;
+    p.stats.n = (int)n;
     p.stats.median_us = p.stats.p95_us = p.stats.min_us = p.stats.max_us = p.stats.mean_us = us;
     p.nccl_algo = ran_algo;
     p.nccl_proto = CCT_PROTO_SIMPLE;
     cct_error err;
-    double sample = us;
-    assert_int_equal(cct_store_add_point(st, run, &p, &sample, 1, &err), CCT_OK);
+    double samples[16];
+    for (size_t i = 0; i < n && i < 16; i++)
+        samples[i] = us + spread[i];
+    assert_int_equal(cct_store_add_point(st, run, &p, samples, n, &err), CCT_OK);
+}
+
+static void add(cct_store *st, int64_t run, int algo, int proto, int channels, uint64_t bytes,
+                double us, int ran_algo)
+{
+    static const double none[] = {0.0};
+    add_spread(st, run, algo, proto, channels, bytes, us, ran_algo, none, 1);
 }
 
 static void test_report(void **state)
@@ -210,14 +220,19 @@ static void test_report(void **state)
     r.fingerprint_id = fpid;
     snprintf(r.source, sizeof r.source, "bench");
     assert_int_equal(cct_store_begin_run(st, &r, &err), CCT_OK);
-    /* 4 KiB: default 100, tuned 80 (1.25x), oracle 78; 1 MiB: default 500, tuned 520, oracle 490 */
-    add(st, r.id, CCT_DEFAULT, CCT_DEFAULT, 0, 4096, 100.0, CCT_ALGO_RING);
-    add(st, r.id, CCT_TUNED, CCT_TUNED, 0, 4096, 80.0, CCT_ALGO_TREE);
-    add(st, r.id, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 2, 4096, 78.0, CCT_ALGO_TREE);
+    /* 4 KiB: default 100, tuned 80 (1.25x), oracle 78; 1 MiB: default 500, tuned 520, oracle 490.
+     * Samples: at 4 KiB tuned and the oracle overlap (80 +- 3 vs 78 +- 3: a loss of 0.975x
+     * inside the noise); at 1 MiB the six samples of each point are apart (520 +- 2.5 vs
+     * 500 +- 2.5 and 490 +- 2.5: p = 0.005, significant both ways) */
+    static const double wide[] = {-3, -2, -1, 1, 2, 3}, tight[] = {-2.5, -1.5, -0.5, 0.5, 1.5, 2.5};
+    add_spread(st, r.id, CCT_DEFAULT, CCT_DEFAULT, 0, 4096, 100.0, CCT_ALGO_RING, wide, 6);
+    add_spread(st, r.id, CCT_TUNED, CCT_TUNED, 0, 4096, 80.0, CCT_ALGO_TREE, wide, 6);
+    add_spread(st, r.id, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 2, 4096, 78.0, CCT_ALGO_TREE, wide, 6);
     add(st, r.id, CCT_ALGO_RING, CCT_PROTO_LL, 1, 4096, 90.0, CCT_ALGO_RING);
-    add(st, r.id, CCT_DEFAULT, CCT_DEFAULT, 0, 1 << 20, 500.0, CCT_ALGO_RING);
-    add(st, r.id, CCT_TUNED, CCT_TUNED, 0, 1 << 20, 520.0, CCT_ALGO_RING);
-    add(st, r.id, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, 1 << 20, 490.0, CCT_ALGO_RING);
+    add_spread(st, r.id, CCT_DEFAULT, CCT_DEFAULT, 0, 1 << 20, 500.0, CCT_ALGO_RING, tight, 6);
+    add_spread(st, r.id, CCT_TUNED, CCT_TUNED, 0, 1 << 20, 520.0, CCT_ALGO_RING, tight, 6);
+    add_spread(st, r.id, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, 1 << 20, 490.0, CCT_ALGO_RING, tight,
+               6);
     /* a size with no tuned point is not a row */
     add(st, r.id, CCT_DEFAULT, CCT_DEFAULT, 0, 1 << 24, 900.0, CCT_ALGO_RING);
     char md[400];
@@ -232,6 +247,8 @@ static void test_report(void **state)
     assert_float_equal(sum.worst_vs_oracle, 490.0 / 520.0, 1e-12);
     assert_int_equal(sum.below_098_default, 1);
     assert_int_equal(sum.below_098_oracle, 2);
+    assert_int_equal(sum.below_098_default_sig, 1); /* 1 MiB */
+    assert_int_equal(sum.below_098_oracle_sig, 1);  /* 1 MiB; 4 KiB is inside the noise */
     /* 4 KiB: NCCL ran ring for the default and tree for the table (changed); 1 MiB: ring/simple
      * both times (same choice: the 500/520 ratio is noise) */
     assert_int_equal(sum.changed, 1);
@@ -245,7 +262,11 @@ static void test_report(void **state)
     text[got] = '\0';
     fclose(out);
     assert_non_null(strstr(text, "| allreduce | 4 KiB | 100.0 | 80.0 | 78.0 | 1.250 | 0.975 | "
-                                 "ring/simple | tree/simple | tree/simple ch=2 |"));
+                                 "ring/simple | tree/simple | tree/simple ch=2 |  |\n"));
+    assert_non_null(strstr(text, "| 1 MiB | 500.0 | 520.0 | 490.0 | 0.962 | 0.942 | ring/simple | "
+                                 "ring/simple | ring/simple ch=0 | vs default and oracle |"));
+    assert_non_null(strstr(text, "below 0.98 x default: 1 (1 of them a significant loss), below "
+                                 "0.98 x oracle: 2 (1 significant)"));
     assert_non_null(strstr(text, "Where the table changed NCCL's algorithm or protocol: 1 sizes, "
                                  "geometric mean 1.250x, 0 below 0.98 x default.  Where NCCL ran "
                                  "the same algorithm and protocol both times: 1 sizes, geometric "
@@ -292,6 +313,11 @@ static void test_report_recorded(void **state)
     assert_true(committed.changed > 0 && committed.same_choice > 0);
     assert_int_equal(committed.below_098_changed, 0);
     assert_true(committed.geomean_changed > 1.1);
+    /* the significance counts of tools/diagnose_bench.py's Mann-Whitney on the same pairs */
+    assert_int_equal(committed.below_098_default, 13);
+    assert_int_equal(committed.below_098_default_sig, 3);
+    assert_int_equal(committed.below_098_oracle, 33);
+    assert_int_equal(committed.below_098_oracle_sig, 15);
 }
 
 int main(void)

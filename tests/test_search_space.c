@@ -200,6 +200,23 @@ static void test_mirrored_order(void **state)
     assert_true(other > 0); /* another seed, other orders */
 }
 
+/* Values from tools/diagnose_bench.py's implementation of the same test (same formula). */
+static void test_mann_whitney(void **state)
+{
+    (void)state;
+    const double a[] = {1, 2, 3}, b[] = {4, 5, 6};
+    assert_float_equal(cct_mann_whitney_p(a, 3, b, 3), 0.0808555983700523, 1e-12);
+    assert_float_equal(cct_mann_whitney_p(b, 3, a, 3), 0.0808555983700523, 1e-12); /* two-sided */
+    const double c[] = {1, 2, 2, 3}, d[] = {2, 3, 3, 4, 5}; /* ties across the samples */
+    assert_float_equal(cct_mann_whitney_p(c, 4, d, 5), 0.09934224785346527, 1e-12);
+    const double e[] = {500, 501, 502, 503, 504, 505}, f[] = {520, 521, 522, 523, 524, 525};
+    assert_float_equal(cct_mann_whitney_p(e, 6, f, 6), 0.005074868097940257, 1e-12);
+    const double same[] = {5, 5, 5};
+    assert_float_equal(cct_mann_whitney_p(same, 3, same, 3), 1.0, 0.0); /* all tied */
+    assert_float_equal(cct_mann_whitney_p(a, 0, b, 3), 1.0, 0.0);       /* nothing to compare */
+    assert_true(cct_mann_whitney_p(e, 6, e, 6) > 0.9);                  /* the same samples */
+}
+
 static void expect_flag_error(const char *flag, const char *value, const char *needle)
 {
     cct_space s = space_for(2, 2);
@@ -312,10 +329,15 @@ static void test_estimate_and_describe(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default_plan),   cmocka_unit_test(test_factorial_keeps_references),
-        cmocka_unit_test(test_plan_hash),      cmocka_unit_test(test_effective_bytes),
-        cmocka_unit_test(test_mirrored_order), cmocka_unit_test(test_flag_errors),
-        cmocka_unit_test(test_stats),          cmocka_unit_test(test_estimate_and_describe),
+        cmocka_unit_test(test_default_plan),
+        cmocka_unit_test(test_factorial_keeps_references),
+        cmocka_unit_test(test_plan_hash),
+        cmocka_unit_test(test_effective_bytes),
+        cmocka_unit_test(test_mirrored_order),
+        cmocka_unit_test(test_mann_whitney),
+        cmocka_unit_test(test_flag_errors),
+        cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_estimate_and_describe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cct_constants.h"
+#include "cct_stats.h"
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -211,7 +212,25 @@ typedef struct row {
     uint64_t bytes;
     double dflt, tuned, oracle;
     int d_algo, d_proto, t_algo, t_proto, o_algo, o_proto, o_channels;
+    cct_config d_cfg, t_cfg, o_cfg; /* the points' keys, for their samples */
 } row;
+
+/* p-value of "the samples of a and b differ" for two points of the run (1.0 when either has
+ * no stored samples). */
+static double points_differ_p(cct_store *store, int64_t run_id, const cct_config *a,
+                              const cct_config *b, uint64_t bytes)
+{
+    double *sa = NULL, *sb = NULL;
+    size_t na = 0, nb = 0;
+    cct_error ignored;
+    double p = 1.0;
+    if (cct_store_load_samples(store, run_id, a, bytes, false, &sa, &na, &ignored) == CCT_OK &&
+        cct_store_load_samples(store, run_id, b, bytes, false, &sb, &nb, &ignored) == CCT_OK)
+        p = cct_mann_whitney_p(sa, na, sb, nb);
+    free(sa);
+    free(sb);
+    return p;
+}
 
 static int find_row(row *rows, size_t n, int coll, uint64_t bytes)
 {
@@ -250,7 +269,12 @@ cct_status cct_bench_report(cct_store *store, int64_t run_id, FILE *out, FILE *c
         int r = find_row(rows, nr, p[i].cfg.coll, p[i].bytes);
         if (r < 0) {
             r = (int)nr++;
-            rows[r] = (row){p[i].cfg.coll, p[i].bytes, NAN, NAN, NAN, -1, -1, -1, -1, -1, -1, 0};
+            memset(&rows[r], 0, sizeof rows[r]);
+            rows[r].coll = p[i].cfg.coll;
+            rows[r].bytes = p[i].bytes;
+            rows[r].dflt = rows[r].tuned = rows[r].oracle = NAN;
+            rows[r].d_algo = rows[r].d_proto = rows[r].t_algo = rows[r].t_proto = -1;
+            rows[r].o_algo = rows[r].o_proto = -1;
         }
         row *w = &rows[r];
         double t = p[i].stats.median_us;
@@ -258,15 +282,18 @@ cct_status cct_bench_report(cct_store *store, int64_t run_id, FILE *out, FILE *c
             w->dflt = t;
             w->d_algo = p[i].nccl_algo;
             w->d_proto = p[i].nccl_proto;
+            w->d_cfg = p[i].cfg;
         } else if (p[i].cfg.algo == CCT_TUNED) {
             w->tuned = t;
             w->t_algo = p[i].nccl_algo;
             w->t_proto = p[i].nccl_proto;
+            w->t_cfg = p[i].cfg;
         } else if (isnan(w->oracle) || t < w->oracle) {
             w->oracle = t;
             w->o_algo = p[i].cfg.algo;
             w->o_proto = p[i].cfg.proto;
             w->o_channels = p[i].cfg.channels;
+            w->o_cfg = p[i].cfg;
         }
     }
     free(p);
@@ -274,11 +301,13 @@ cct_status cct_bench_report(cct_store *store, int64_t run_id, FILE *out, FILE *c
     sum->worst_vs_default = sum->worst_vs_oracle = INFINITY;
     double log_sum = 0.0, log_same = 0.0, log_changed = 0.0;
     fprintf(out, "| collective | size | NCCL default (us) | tuned (us) | oracle (us) | tuned vs "
-                 "default | tuned vs oracle | default ran | tuned ran | oracle |\n"
-                 "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |\n");
+                 "default | tuned vs oracle | default ran | tuned ran | oracle | loss significant "
+                 "(p < 0.05) |\n"
+                 "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |\n");
     if (csv)
         fprintf(csv, "coll,bytes,default_us,tuned_us,oracle_us,speedup_vs_default,ratio_vs_oracle,"
-                     "default_choice,tuned_choice,oracle_choice,oracle_channels\n");
+                     "default_choice,tuned_choice,oracle_choice,oracle_channels,p_vs_default,"
+                     "p_vs_oracle\n");
     /* rows in plan order: collective, then size */
     for (size_t i = 1; i < nr; i++)
         for (size_t j = i;
@@ -302,6 +331,14 @@ cct_status cct_bench_report(cct_store *store, int64_t run_id, FILE *out, FILE *c
             sum->worst_vs_oracle = vs_o;
         sum->below_098_default += vs_d < 0.98;
         sum->below_098_oracle += vs_o < 0.98;
+        /* only the losses are tested: a two-sided p below 0.05 with tuned slower */
+        double p_d =
+            vs_d < 0.98 ? points_differ_p(store, run_id, &w->t_cfg, &w->d_cfg, w->bytes) : NAN;
+        double p_o =
+            vs_o < 0.98 ? points_differ_p(store, run_id, &w->t_cfg, &w->o_cfg, w->bytes) : NAN;
+        bool sig_d = p_d < 0.05, sig_o = p_o < 0.05;
+        sum->below_098_default_sig += sig_d;
+        sum->below_098_oracle_sig += sig_o;
         if (w->d_algo >= 0 && w->d_algo == w->t_algo && w->d_proto == w->t_proto) {
             sum->same_choice++;
             log_same += log(vs_d);
@@ -311,15 +348,19 @@ cct_status cct_bench_report(cct_store *store, int64_t run_id, FILE *out, FILE *c
             sum->below_098_changed += vs_d < 0.98;
         }
         char b[32], c1[32], c2[32], c3[32];
-        fprintf(out, "| %s | %s | %.1f | %.1f | %.1f | %.3f | %.3f | %s | %s | %s ch=%d |\n",
+        fprintf(out, "| %s | %s | %.1f | %.1f | %.1f | %.3f | %.3f | %s | %s | %s ch=%d | %s |\n",
                 cct_coll_name(w->coll), cct_format_bytes(w->bytes, b, sizeof b), w->dflt, w->tuned,
                 w->oracle, vs_d, vs_o, choice(w->d_algo, w->d_proto, c1, sizeof c1),
                 choice(w->t_algo, w->t_proto, c2, sizeof c2),
-                choice(w->o_algo, w->o_proto, c3, sizeof c3), w->o_channels);
+                choice(w->o_algo, w->o_proto, c3, sizeof c3), w->o_channels,
+                sig_d && sig_o ? "vs default and oracle"
+                : sig_d        ? "vs default"
+                : sig_o        ? "vs oracle"
+                               : "");
         if (csv)
-            fprintf(csv, "%s,%llu,%.3f,%.3f,%.3f,%.4f,%.4f,%s,%s,%s,%d\n", cct_coll_name(w->coll),
-                    (unsigned long long)w->bytes, w->dflt, w->tuned, w->oracle, vs_d, vs_o, c1, c2,
-                    c3, w->o_channels);
+            fprintf(csv, "%s,%llu,%.3f,%.3f,%.3f,%.4f,%.4f,%s,%s,%s,%d,%.4g,%.4g\n",
+                    cct_coll_name(w->coll), (unsigned long long)w->bytes, w->dflt, w->tuned,
+                    w->oracle, vs_d, vs_o, c1, c2, c3, w->o_channels, p_d, p_o);
     }
     free(rows);
     if (sum->rows == 0)
@@ -332,10 +373,14 @@ cct_status cct_bench_report(cct_store *store, int64_t run_id, FILE *out, FILE *c
     sum->geomean_changed = sum->changed ? exp(log_changed / (double)sum->changed) : NAN;
     fprintf(out,
             "\n%zu sizes: geometric-mean speed-up over NCCL's default %.3fx; worst tuned/default "
-            "%.3f; worst tuned/oracle %.3f; sizes below 0.98 x default: %zu, below 0.98 x oracle: "
-            "%zu\n",
+            "%.3f; worst tuned/oracle %.3f; sizes below 0.98 x default: %zu (%zu of them a "
+            "significant loss), below 0.98 x oracle: %zu (%zu significant)\n",
             sum->rows, sum->geomean_vs_default, sum->worst_vs_default, sum->worst_vs_oracle,
-            sum->below_098_default, sum->below_098_oracle);
+            sum->below_098_default, sum->below_098_default_sig, sum->below_098_oracle,
+            sum->below_098_oracle_sig);
+    fprintf(out,
+            "\nA loss is significant when the two points' per-cycle samples differ at the 5 %% "
+            "level (two-sided Mann-Whitney U); the others are inside the bench's own noise.\n");
     fprintf(out,
             "\nWhere the table changed NCCL's algorithm or protocol: %zu sizes, geometric mean "
             "%.3fx, %zu below 0.98 x default.  Where NCCL ran the same algorithm and protocol "
@@ -368,14 +413,14 @@ int cct_bench_finish(const cct_search_opts *o, int64_t run_id)
             fprintf(stderr, "ccltune bench: error: %s\n", err.msg);
             code = 1;
         } else {
-            fprintf(
-                stderr,
-                "ccltune bench: run %lld: %zu sizes, geometric-mean speed-up over NCCL's "
-                "default %.3fx, worst vs default %.3f, worst vs oracle %.3f; where the table "
-                "changed NCCL's algorithm/protocol %zu sizes at %.3fx, kept them %zu at %.3fx\n",
-                (long long)run_id, sum.rows, sum.geomean_vs_default, sum.worst_vs_default,
-                sum.worst_vs_oracle, sum.changed, sum.geomean_changed, sum.same_choice,
-                sum.geomean_same);
+            fprintf(stderr,
+                    "ccltune bench: run %lld: %zu sizes, geometric-mean speed-up over NCCL's "
+                    "default %.3fx, worst vs default %.3f, worst vs oracle %.3f; where the table "
+                    "changed NCCL's algorithm/protocol %zu sizes at %.3fx, kept them %zu at %.3fx; "
+                    "significant losses (p < 0.05, below 0.98x): %zu vs default, %zu vs oracle\n",
+                    (long long)run_id, sum.rows, sum.geomean_vs_default, sum.worst_vs_default,
+                    sum.worst_vs_oracle, sum.changed, sum.geomean_changed, sum.same_choice,
+                    sum.geomean_same, sum.below_098_default_sig, sum.below_098_oracle_sig);
         }
     }
     if (out && out != stdout)

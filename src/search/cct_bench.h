@@ -49,6 +49,10 @@ typedef struct cct_bench_summary {
     double worst_vs_oracle;    /* min over rows of oracle/tuned */
     size_t below_098_default;  /* rows where tuned is slower than 0.98 x default speed */
     size_t below_098_oracle;
+    /* of those, the rows where the two points' samples differ at the 5 % level (two-sided
+     * Mann-Whitney U): the losses the bench itself can tell from its noise */
+    size_t below_098_default_sig;
+    size_t below_098_oracle_sig;
     /* Rows where NCCL ran the same algorithm and protocol for the table as for its default:
      * the table changed at most the channel count there (where it changed nothing -- a band
      * left to NCCL, or a constants-only table that moved no choice -- the ratio is the

@@ -32,6 +32,54 @@ double cct_percentile_sorted(const double *sorted, size_t n, double q)
     return sorted[lo] + (h - (double)lo) * (sorted[hi] - sorted[lo]);
 }
 
+typedef struct tagged {
+    double v;
+    int side; /* 0: a, 1: b */
+} tagged;
+
+static int cmp_tagged(const void *x, const void *y)
+{
+    double a = ((const tagged *)x)->v, b = ((const tagged *)y)->v;
+    return (a > b) - (a < b);
+}
+
+double cct_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb)
+{
+    if (na == 0 || nb == 0 || na > CCT_STATS_MAX_SAMPLES || nb > CCT_STATS_MAX_SAMPLES)
+        return 1.0;
+    size_t n = na + nb;
+    tagged *all = malloc(n * sizeof *all);
+    if (!all)
+        return 1.0;
+    for (size_t i = 0; i < na; i++)
+        all[i] = (tagged){a[i], 0};
+    for (size_t i = 0; i < nb; i++)
+        all[na + i] = (tagged){b[i], 1};
+    qsort(all, n, sizeof *all, cmp_tagged);
+    double rank_sum_a = 0.0, ties = 0.0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j + 1 < n && all[j + 1].v == all[i].v)
+            j++;
+        double rank = ((double)i + (double)j) / 2.0 + 1.0; /* mid-rank of the tie group */
+        for (size_t k = i; k <= j; k++)
+            if (all[k].side == 0)
+                rank_sum_a += rank;
+        double t = (double)(j - i + 1);
+        ties += t * t * t - t;
+        i = j + 1;
+    }
+    free(all);
+    double n1 = (double)na, n2 = (double)nb, nn = (double)n;
+    double u = rank_sum_a - n1 * (n1 + 1.0) / 2.0;
+    double mu = n1 * n2 / 2.0;
+    double var = n1 * n2 / 12.0 * ((nn + 1.0) - ties / (nn * (nn - 1.0)));
+    if (!(var > 0.0))
+        return 1.0;
+    double z = (fabs(u - mu) - 0.5) / sqrt(var);
+    return erfc((z > 0.0 ? z : 0.0) / sqrt(2.0));
+}
+
 cct_status cct_stats_compute(const double *samples, size_t n, cct_stats *out)
 {
     if (n == 0 || n > CCT_STATS_MAX_SAMPLES)

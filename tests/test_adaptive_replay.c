@@ -224,7 +224,13 @@ static void test_adaptive_vs_exhaustive_nvlink(void **state)
     assert_true(t_ex > 25.0 && t_ex < 45.0); /* 31 s measuring on the H200 x2 */
     assert_int_equal(r.decisions, 125);      /* 5 collectives x 25 sizes */
     assert_true(r.points_fraction <= 0.25);
-    assert_true(r.agreement >= 0.95);
+    /* 93.6 % since band settling takes the cheapest takeover first (97.6 % before): the
+     * exhaustive table now keeps 2-5 % small-size wins of this store (1-64 KiB, ring/ll with 2
+     * channels, ring/ll128) that narrowest-first settling happened to hand back to NCCL.  The
+     * store predates the bench-order fixes (its default runs ~20 % slower at <= 64 KiB than in
+     * nvlink-pair/tune-nvlink-2.db), the adaptive replay keeps NCCL's choice there, and the
+     * committed 2-GPU table does not change.  docs/fitting.md, "Bands". */
+    assert_true(r.agreement >= 0.93);
 }
 
 /* 4 GPUs over NVLink, 1 KiB-1 GiB: past 64 MiB each exhaustive point costs its size, and the

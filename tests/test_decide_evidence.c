@@ -240,6 +240,55 @@ static void test_edges_at_measured_sizes(void **state)
     free(s);
 }
 
+/* One configuration measured at sizes ft_size(FIRST, i), i in [from, to], at mult[i - from]
+ * times NCCL's default there (tight points). */
+static void add_relative(pts *s, int algo, int proto, int channels, int from, int to,
+                         const double *mult)
+{
+    for (int i = from; i <= to; i++) {
+        uint64_t n = ft_size(FIRST, i);
+        assert_true(s->n < MAXP);
+        s->p[s->n++] =
+            ft_point(algo, proto, channels, n, ft_line(20.0, 3.0, n) * mult[i - from], 0.01);
+    }
+}
+
+/* Two one-size bands side by side that one configuration serves (the reducescatter 4-8 MiB
+ * miss of the 4-GPU NVLink table): at 64 KiB ring/ll128 with 2 channels wins (20 % over
+ * NCCL's default), ring/ll128 with NCCL's channels 2.5 % behind it; at 128 KiB only the
+ * latter beats the default (4 %).  tree/ll wins 8-32 KiB and loses after; NCCL's default wins
+ * from 256 KiB.  Handing the narrower band (128 KiB) away first gave it to NCCL (4 %) and left
+ * 64 KiB alone, to go to NCCL at a 25 % loss; the cheaper move merges the two into one
+ * ring/ll128 band, which has its evidence (mean gain 12 %). */
+static void test_adjacent_short_bands_merge(void **state)
+{
+    (void)state;
+    pts *s = calloc(1, sizeof *s);
+    add_default(s, 0, 0.01);
+    const double tree[] = {0.7, 0.7, 0.7, 1.3, 1.5};     /* 8 KiB .. 128 KiB */
+    const double ch2[] = {0.80, 1.20, 1.30, 1.30};       /* 64 KiB .. 512 KiB */
+    const double ch0[] = {1.20, 0.82, 0.96, 1.10, 1.10}; /* 32 KiB .. 512 KiB */
+    add_relative(s, CCT_ALGO_TREE, CCT_PROTO_LL, 0, 3, 7, tree);
+    add_relative(s, CCT_ALGO_RING, CCT_PROTO_LL128, 2, 6, 9, ch2);
+    add_relative(s, CCT_ALGO_RING, CCT_PROTO_LL128, 0, 5, 9, ch0);
+    cct_decide_options opt;
+    cct_decide_options_default(&opt);
+    opt.ll128_allowed = true;
+    cct_table t;
+    const cct_section *sec = build(s, &opt, &t);
+    assert_int_equal(cct_section_lookup(sec, 32768)->algo, CCT_ALGO_TREE);
+    for (int i = 6; i <= 7; i++) {
+        const cct_rule *r = cct_section_lookup(sec, ft_size(FIRST, i));
+        assert_int_equal(r->algo, CCT_ALGO_RING);
+        assert_int_equal(r->proto, CCT_PROTO_LL128);
+        assert_int_equal(r->channels, 0);
+        assert_true(r->margin_default > 0.02);
+    }
+    assert_nccl_default(cct_section_lookup(sec, ft_size(FIRST, 8)), CCT_PROTO_SIMPLE);
+    cct_table_destroy(&t);
+    free(s);
+}
+
 /* Nothing beats the default with evidence, and NCCL switches from LL to Simple at 64 KiB: the
  * band of NCCL's choice is two rules, each NCCL's own, split between 32 and 64 KiB. */
 static void test_default_band_follows_nccl_switch(void **state)
@@ -269,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_margin_default_never_negative_random),
         cmocka_unit_test(test_edges_at_measured_sizes),
         cmocka_unit_test(test_default_band_follows_nccl_switch),
+        cmocka_unit_test(test_adjacent_short_bands_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,13 +17,9 @@ set key outside right top vertical noenhanced font ',9' spacing 1.1
 set bars small
 set label 1 'left to NCCL (ring/ll)' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 2 from first 2097152, graph 0 to first 2097152, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 2 'ring/ll128' at first 2097152, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 3 from first 4194305, graph 0 to first 4194305, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 3 'left to NCCL (ring/simple)' at first 4194305, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 4 from first 50331648, graph 0 to first 50331648, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 4 'ring/simple 64 ch' at first 50331648, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 5 from first 134217729, graph 0 to first 134217729, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 5 'left to NCCL (ring/simple)' at first 134217729, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set label 2 'ring/simple 64 ch' at first 2097152, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 3 from first 134217729, graph 0 to first 134217729, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 3 'left to NCCL (ring/simple)' at first 134217729, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'broadcast-4r1n-time.' . fmt
@@ -34,8 +30,6 @@ do for [fmt in 'png svg'] {
     plot 'broadcast-4r1n-envelope.dat' index 0 using 1:2 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
          'broadcast-4r1n-envelope.dat' index 1 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'broadcast-4r1n-envelope.dat' index 2 using 1:2 with lines lw 9 lc rgb '#f2d49b' notitle, \
-         'broadcast-4r1n-envelope.dat' index 3 using 1:2 with lines lw 9 lc rgb '#c8c8c8' notitle, \
-         'broadcast-4r1n-envelope.dat' index 4 using 1:2 with lines lw 9 lc rgb '#f2d49b' notitle, \
          'broadcast-4r1n-measured.dat' index 0 using 1:2:3:4 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'broadcast-4r1n-measured.dat' index 1 using 1:2:3:4 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'broadcast-4r1n-models.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \
@@ -69,8 +63,6 @@ do for [fmt in 'png svg'] {
     plot 'broadcast-4r1n-envelope.dat' index 0 using 1:3 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
          'broadcast-4r1n-envelope.dat' index 1 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'broadcast-4r1n-envelope.dat' index 2 using 1:3 with lines lw 9 lc rgb '#f2d49b' notitle, \
-         'broadcast-4r1n-envelope.dat' index 3 using 1:3 with lines lw 9 lc rgb '#c8c8c8' notitle, \
-         'broadcast-4r1n-envelope.dat' index 4 using 1:3 with lines lw 9 lc rgb '#f2d49b' notitle, \
          'broadcast-4r1n-measured.dat' index 0 using 1:6:7:8 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'broadcast-4r1n-measured.dat' index 1 using 1:6:7:8 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'broadcast-4r1n-models.dat' index 0 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \

@@ -20,8 +20,8 @@ set arrow 2 from first 1482910, graph 0 to first 1482910, graph 1 nohead dt 3 lc
 set label 2 'left to NCCL (ring/simple)' at first 1482910, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 3 from first 4194304, graph 0 to first 4194304, graph 1 nohead dt 3 lc rgb '#909090' back
 set label 3 'ring/simple 64 ch' at first 4194304, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 4 from first 67108865, graph 0 to first 67108865, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 4 'left to NCCL (ring/simple)' at first 67108865, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 4 from first 201326593, graph 0 to first 201326593, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 4 'left to NCCL (ring/simple)' at first 201326593, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'reduce-4r1n-time.' . fmt

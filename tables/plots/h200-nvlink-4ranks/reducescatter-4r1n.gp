@@ -16,8 +16,10 @@ set grid xtics ytics mytics lc rgb '#e0e0e0'
 set key outside right top vertical noenhanced font ',9' spacing 1.1
 set bars small
 set label 1 'left to NCCL (ring/ll)' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 2 from first 3632374, graph 0 to first 3632374, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 2 'left to NCCL (ring/simple)' at first 3632374, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 2 from first 4194304, graph 0 to first 4194304, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 2 'ring/ll128' at first 4194304, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 3 from first 8388609, graph 0 to first 8388609, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 3 'left to NCCL (ring/simple)' at first 8388609, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'reducescatter-4r1n-time.' . fmt
@@ -25,7 +27,9 @@ do for [fmt in 'png svg'] {
     set logscale y 10
     set yrange [*:*]
     set ylabel 'time per call (µs)'
-    plot 'reducescatter-4r1n-envelope.dat' index 0:1 using 1:2 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
+    plot 'reducescatter-4r1n-envelope.dat' index 0 using 1:2 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
+         'reducescatter-4r1n-envelope.dat' index 1 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+         'reducescatter-4r1n-envelope.dat' index 2 using 1:2 with lines lw 9 lc rgb '#f2d49b' notitle, \
          'reducescatter-4r1n-measured.dat' index 0 using 1:2:3:4 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'reducescatter-4r1n-measured.dat' index 1 using 1:2:3:4 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'reducescatter-4r1n-models.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \
@@ -56,7 +60,9 @@ do for [fmt in 'png svg'] {
     unset logscale y
     set yrange [0:*]
     set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'
-    plot 'reducescatter-4r1n-envelope.dat' index 0:1 using 1:3 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
+    plot 'reducescatter-4r1n-envelope.dat' index 0 using 1:3 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
+         'reducescatter-4r1n-envelope.dat' index 1 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+         'reducescatter-4r1n-envelope.dat' index 2 using 1:3 with lines lw 9 lc rgb '#f2d49b' notitle, \
          'reducescatter-4r1n-measured.dat' index 0 using 1:6:7:8 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'reducescatter-4r1n-measured.dat' index 1 using 1:6:7:8 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'reducescatter-4r1n-models.dat' index 0 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \

@@ -20,6 +20,10 @@ set arrow 2 from first 12288, graph 0 to first 12288, graph 1 nohead dt 3 lc rgb
 set label 2 'ring/ll 1 ch' at first 12288, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 3 from first 32769, graph 0 to first 32769, graph 1 nohead dt 3 lc rgb '#909090' back
 set label 3 'left to NCCL (ring/simple)' at first 32769, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 4 from first 1048576, graph 0 to first 1048576, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 4 'ring/simple 64 ch' at first 1048576, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 5 from first 3145729, graph 0 to first 3145729, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 5 'left to NCCL (ring/simple)' at first 3145729, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'broadcast-2r2n-time.' . fmt
@@ -30,6 +34,8 @@ do for [fmt in 'png svg'] {
     plot 'broadcast-2r2n-envelope.dat' index 0 using 1:2 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
          'broadcast-2r2n-envelope.dat' index 1 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'broadcast-2r2n-envelope.dat' index 2 using 1:2 with lines lw 9 lc rgb '#f2d49b' notitle, \
+         'broadcast-2r2n-envelope.dat' index 3 using 1:2 with lines lw 9 lc rgb '#c8c8c8' notitle, \
+         'broadcast-2r2n-envelope.dat' index 4 using 1:2 with lines lw 9 lc rgb '#f2d49b' notitle, \
          'broadcast-2r2n-measured.dat' index 0 using 1:2:3:4 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'broadcast-2r2n-measured.dat' index 1 using 1:2:3:4 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'broadcast-2r2n-models.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \
@@ -59,6 +65,8 @@ do for [fmt in 'png svg'] {
     plot 'broadcast-2r2n-envelope.dat' index 0 using 1:3 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
          'broadcast-2r2n-envelope.dat' index 1 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
          'broadcast-2r2n-envelope.dat' index 2 using 1:3 with lines lw 9 lc rgb '#f2d49b' notitle, \
+         'broadcast-2r2n-envelope.dat' index 3 using 1:3 with lines lw 9 lc rgb '#c8c8c8' notitle, \
+         'broadcast-2r2n-envelope.dat' index 4 using 1:3 with lines lw 9 lc rgb '#f2d49b' notitle, \
          'broadcast-2r2n-measured.dat' index 0 using 1:6:7:8 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'broadcast-2r2n-measured.dat' index 1 using 1:6:7:8 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'broadcast-2r2n-models.dat' index 0 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \

@@ -16,12 +16,16 @@ set grid xtics ytics mytics lc rgb '#e0e0e0'
 set key outside right top vertical noenhanced font ',9' spacing 1.1
 set bars small
 set label 1 'left to NCCL (ring/ll)' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 2 from first 14189, graph 0 to first 14189, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 2 'left to NCCL (ring/simple)' at first 14189, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 3 from first 786432, graph 0 to first 786432, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 3 'ring/simple 2 ch' at first 786432, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 4 from first 2097153, graph 0 to first 2097153, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 4 'left to NCCL (ring/simple)' at first 2097153, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 2 from first 8192, graph 0 to first 8192, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 2 'ring/ll 1 ch' at first 8192, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 3 from first 16385, graph 0 to first 16385, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 3 'left to NCCL (ring/simple)' at first 16385, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 4 from first 262144, graph 0 to first 262144, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 4 'ring/simple 2 ch' at first 262144, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 5 from first 2097153, graph 0 to first 2097153, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 5 'left to NCCL (ring/simple)' at first 2097153, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 6 from first 33554432, graph 0 to first 33554432, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 6 'ring/simple 64 ch' at first 33554432, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'reduce-2r2n-time.' . fmt
@@ -29,9 +33,12 @@ do for [fmt in 'png svg'] {
     set logscale y 10
     set yrange [*:*]
     set ylabel 'time per call (µs)'
-    plot 'reduce-2r2n-envelope.dat' index 0:1 using 1:2 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
-         'reduce-2r2n-envelope.dat' index 2 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
-         'reduce-2r2n-envelope.dat' index 3 using 1:2 with lines lw 9 lc rgb '#f2d49b' notitle, \
+    plot 'reduce-2r2n-envelope.dat' index 0 using 1:2 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
+         'reduce-2r2n-envelope.dat' index 1 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+         'reduce-2r2n-envelope.dat' index 2 using 1:2 with lines lw 9 lc rgb '#f2d49b' notitle, \
+         'reduce-2r2n-envelope.dat' index 3 using 1:2 with lines lw 9 lc rgb '#c8c8c8' notitle, \
+         'reduce-2r2n-envelope.dat' index 4 using 1:2 with lines lw 9 lc rgb '#f2d49b' notitle, \
+         'reduce-2r2n-envelope.dat' index 5 using 1:2 with lines lw 9 lc rgb '#c8c8c8' notitle, \
          'reduce-2r2n-measured.dat' index 0 using 1:2:3:4 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'reduce-2r2n-measured.dat' index 1 using 1:2:3:4 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'reduce-2r2n-models.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \
@@ -58,9 +65,12 @@ do for [fmt in 'png svg'] {
     unset logscale y
     set yrange [0:*]
     set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'
-    plot 'reduce-2r2n-envelope.dat' index 0:1 using 1:3 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
-         'reduce-2r2n-envelope.dat' index 2 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
-         'reduce-2r2n-envelope.dat' index 3 using 1:3 with lines lw 9 lc rgb '#f2d49b' notitle, \
+    plot 'reduce-2r2n-envelope.dat' index 0 using 1:3 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
+         'reduce-2r2n-envelope.dat' index 1 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+         'reduce-2r2n-envelope.dat' index 2 using 1:3 with lines lw 9 lc rgb '#f2d49b' notitle, \
+         'reduce-2r2n-envelope.dat' index 3 using 1:3 with lines lw 9 lc rgb '#c8c8c8' notitle, \
+         'reduce-2r2n-envelope.dat' index 4 using 1:3 with lines lw 9 lc rgb '#f2d49b' notitle, \
+         'reduce-2r2n-envelope.dat' index 5 using 1:3 with lines lw 9 lc rgb '#c8c8c8' notitle, \
          'reduce-2r2n-measured.dat' index 0 using 1:6:7:8 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'reduce-2r2n-measured.dat' index 1 using 1:6:7:8 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'reduce-2r2n-models.dat' index 0 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \

@@ -16,8 +16,8 @@ set grid xtics ytics mytics lc rgb '#e0e0e0'
 set key outside right top vertical noenhanced font ',9' spacing 1.1
 set bars small
 set label 1 'ring/ll 1 ch' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 2 from first 3073, graph 0 to first 3073, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 2 'left to NCCL (ring/ll)' at first 3073, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 2 from first 8193, graph 0 to first 8193, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 2 'left to NCCL (ring/ll)' at first 8193, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 3 from first 32768, graph 0 to first 32768, graph 1 nohead dt 3 lc rgb '#909090' back
 set label 3 'ring/ll 1 ch' at first 32768, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 4 from first 137804, graph 0 to first 137804, graph 1 nohead dt 3 lc rgb '#909090' back

@@ -9,23 +9,25 @@ svg_terminal = "svg size 1400,860 dynamic noenhanced font 'Sans,10' background r
 time_title = 'allreduce, 4 ranks (4 nodes): time per call' . "\n" . 'NVIDIA H200, NCCL 2.28.9, socket links, 4 ranks per GPU, run 1'
 busbw_title = 'allreduce, 4 ranks (4 nodes): bus bandwidth' . "\n" . 'NVIDIA H200, NCCL 2.28.9, socket links, 4 ranks per GPU, run 1'
 set logscale x 2
-set xrange [896:18874368]
+set xrange [896:18874370]
 set xtics ("1 KiB" 1024, "4 KiB" 4096, "16 KiB" 16384, "64 KiB" 65536, "256 KiB" 262144, "1 MiB" 1048576, "4 MiB" 4194304, "16 MiB" 16777216)
 set xlabel 'message size (bytes NCCL passes its tuner)'
 set grid xtics ytics mytics lc rgb '#e0e0e0'
 set key outside right top vertical noenhanced font ',9' spacing 1.1
 set bars small
 set label 1 'tree/ll 1 ch' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 2 from first 5793, graph 0 to first 5793, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 2 'tree/ll 2 ch' at first 5793, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 3 from first 23505, graph 0 to first 23505, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 3 'tree/simple 64 ch' at first 23505, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 4 from first 92682, graph 0 to first 92682, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 4 'tree/simple 2 ch' at first 92682, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 5 from first 230891, graph 0 to first 230891, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 5 'ring/simple 1 ch' at first 230891, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 6 from first 3145729, graph 0 to first 3145729, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 6 'left to NCCL (ring/simple)' at first 3145729, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 2 from first 6889, graph 0 to first 6889, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 2 'tree/ll 64 ch' at first 6889, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 3 from first 23170, graph 0 to first 23170, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 3 'tree/simple 2 ch' at first 23170, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 4 from first 56756, graph 0 to first 56756, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 4 'tree/simple 64 ch' at first 56756, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 5 from first 253427, graph 0 to first 253427, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 5 'ring/simple 1 ch' at first 253427, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 6 from first 3632374, graph 0 to first 3632374, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 6 'ring/simple 64 ch' at first 3632374, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 7 from first 8388609, graph 0 to first 8388609, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 7 'left to NCCL (ring/simple)' at first 8388609, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'allreduce-4r4n-time.' . fmt
@@ -33,8 +35,8 @@ do for [fmt in 'png svg'] {
     set logscale y 10
     set yrange [*:*]
     set ylabel 'time per call (µs)'
-    plot 'allreduce-4r4n-envelope.dat' index 0:4 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
-         'allreduce-4r4n-envelope.dat' index 5 using 1:2 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
+    plot 'allreduce-4r4n-envelope.dat' index 0:5 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+         'allreduce-4r4n-envelope.dat' index 6 using 1:2 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
          'allreduce-4r4n-measured.dat' index 0 using 1:2:3:4 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'allreduce-4r4n-measured.dat' index 1 using 1:2:3:4 with yerrorbars lc rgb '#1f77b4' pt 7 ps 0.8 dt 1 title 'tree/ll', \
          'allreduce-4r4n-models.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' dt 1 notitle, \
@@ -81,8 +83,8 @@ do for [fmt in 'png svg'] {
     unset logscale y
     set yrange [0:*]
     set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'
-    plot 'allreduce-4r4n-envelope.dat' index 0:4 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
-         'allreduce-4r4n-envelope.dat' index 5 using 1:3 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
+    plot 'allreduce-4r4n-envelope.dat' index 0:5 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+         'allreduce-4r4n-envelope.dat' index 6 using 1:3 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
          'allreduce-4r4n-measured.dat' index 0 using 1:6:7:8 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'allreduce-4r4n-measured.dat' index 1 using 1:6:7:8 with yerrorbars lc rgb '#1f77b4' pt 7 ps 0.8 dt 1 title 'tree/ll', \
          'allreduce-4r4n-models.dat' index 0 using 1:3 with lines lw 1.5 lc rgb '#1f77b4' dt 1 notitle, \

@@ -23,7 +23,7 @@ set label 3 'ring/simple 1 ch' at first 16384, graph 0.98 rotate by 90 right off
 set arrow 4 from first 65537, graph 0 to first 65537, graph 1 nohead dt 3 lc rgb '#909090' back
 set label 4 'left to NCCL (ring/simple)' at first 65537, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 5 from first 8388608, graph 0 to first 8388608, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 5 'ring/simple 2 ch' at first 8388608, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set label 5 'ring/simple 64 ch' at first 8388608, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
     eval 'set terminal ' . (fmt eq 'png' ? png_terminal : svg_terminal)
     set output 'broadcast-4r4n-time.' . fmt

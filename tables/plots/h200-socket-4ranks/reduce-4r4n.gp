@@ -16,8 +16,8 @@ set grid xtics ytics mytics lc rgb '#e0e0e0'
 set key outside right top vertical noenhanced font ',9' spacing 1.1
 set bars small
 set label 1 'ring/ll 1 ch' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 2 from first 10033, graph 0 to first 10033, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 2 'ring/simple 1 ch' at first 10033, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 2 from first 19047, graph 0 to first 19047, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 2 'ring/simple 1 ch' at first 19047, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 3 from first 65537, graph 0 to first 65537, graph 1 nohead dt 3 lc rgb '#909090' back
 set label 3 'left to NCCL (ring/simple)' at first 65537, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 4 from first 8388608, graph 0 to first 8388608, graph 1 nohead dt 3 lc rgb '#909090' back

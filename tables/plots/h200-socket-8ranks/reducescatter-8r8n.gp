@@ -15,9 +15,9 @@ set xlabel 'message size (bytes NCCL passes its tuner)'
 set grid xtics ytics mytics lc rgb '#e0e0e0'
 set key outside right top vertical noenhanced font ',9' spacing 1.1
 set bars small
-set label 1 'left to NCCL (ring/ll)' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
-set arrow 2 from first 2508, graph 0 to first 2508, graph 1 nohead dt 3 lc rgb '#909090' back
-set label 2 'left to NCCL (pat/simple)' at first 2508, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set label 1 'ring/ll 2 ch' at first 1024, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
+set arrow 2 from first 2049, graph 0 to first 2049, graph 1 nohead dt 3 lc rgb '#909090' back
+set label 2 'left to NCCL (pat/simple)' at first 2049, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 set arrow 3 from first 196608, graph 0 to first 196608, graph 1 nohead dt 3 lc rgb '#909090' back
 set label 3 'ring/simple 1 ch' at first 196608, graph 0.98 rotate by 90 right offset character 1,0 font ',8' tc rgb '#505050' front
 do for [fmt in 'png svg'] {
@@ -27,8 +27,9 @@ do for [fmt in 'png svg'] {
     set logscale y 10
     set yrange [*:*]
     set ylabel 'time per call (µs)'
-    plot 'reducescatter-8r8n-envelope.dat' index 0:1 using 1:2 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
-         'reducescatter-8r8n-envelope.dat' index 2 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'reducescatter-8r8n-envelope.dat' index 0 using 1:2 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+         'reducescatter-8r8n-envelope.dat' index 1 using 1:2 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
+         'reducescatter-8r8n-envelope.dat' index 2 using 1:2 with lines lw 9 lc rgb '#c8c8c8' notitle, \
          'reducescatter-8r8n-measured.dat' index 0 using 1:2:3:4 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'reducescatter-8r8n-measured.dat' index 1 using 1:2:3:4 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'reducescatter-8r8n-models.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \
@@ -55,8 +56,9 @@ do for [fmt in 'png svg'] {
     unset logscale y
     set yrange [0:*]
     set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'
-    plot 'reducescatter-8r8n-envelope.dat' index 0:1 using 1:3 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
-         'reducescatter-8r8n-envelope.dat' index 2 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+    plot 'reducescatter-8r8n-envelope.dat' index 0 using 1:3 with lines lw 9 lc rgb '#c8c8c8' title 'chosen by the table', \
+         'reducescatter-8r8n-envelope.dat' index 1 using 1:3 with lines lw 9 lc rgb '#f2d49b' title 'NCCL''s choice (band left to NCCL)', \
+         'reducescatter-8r8n-envelope.dat' index 2 using 1:3 with lines lw 9 lc rgb '#c8c8c8' notitle, \
          'reducescatter-8r8n-measured.dat' index 0 using 1:6:7:8 with yerrorlines lw 3 pt 7 ps 1.1 lc rgb 'black' title 'NCCL default', \
          'reducescatter-8r8n-measured.dat' index 1 using 1:6:7:8 with yerrorbars lc rgb '#9467bd' pt 7 ps 0.8 dt 1 title 'ring/ll', \
          'reducescatter-8r8n-models.dat' index 0 using 1:3 with lines lw 1.5 lc rgb '#9467bd' dt 1 notitle, \

@@ -264,9 +264,11 @@ cct_status cct_store_resume_run(cct_store *store, int64_t run_id, const char *pl
     if (strcmp(run->plan_hash, plan_hash) != 0)
         return cct_error_set(err, CCT_EINVAL,
                              "cannot resume run %lld of store %s: it was measured with plan "
-                             "%s, this command's plan is %s (same dimensions and options "
-                             "needed; or start a new run)",
-                             (long long)run_id, store->path, run->plan_hash, plan_hash);
+                             "%s (by %s), this command's plan is %s (the same dimensions and "
+                             "options are needed, and a ccltune that plans them alike; or start "
+                             "a new run)",
+                             (long long)run_id, store->path, run->plan_hash,
+                             run->tool[0] ? run->tool : "an unknown tool", plan_hash);
     if (run->state != CCT_RUN_RUNNING &&
         (rc = set_run_state(store, run_id, CCT_RUN_RUNNING, false, "resuming a run", err)))
         return rc;

@@ -113,7 +113,7 @@ static int bench(int n_rules, long calls, bool callgrind)
     if (measure_algo > -3) {
         int (*force)(int, int, int) = (int (*)(int, int, int))tu_sym(h, "ccltune_control_force");
         /* -1: no forcing, the table decides (the bench's "tuned"); Ring = 1, LL = 0 */
-        if (!force || force(measure_algo, measure_algo >= 0 ? 0 : 0, 0) != 0) {
+        if (!force || force(measure_algo, 0, 0) != 0) {
             fprintf(stderr, "ccltune_control_force refused the mode\n");
             return 1;
         }

@@ -191,7 +191,8 @@ static void add_spread(cct_store *st, int64_t run, int algo, int proto, int chan
     p.nccl_proto = CCT_PROTO_SIMPLE;
     cct_error err;
     double samples[16];
-    for (size_t i = 0; i < n && i < 16; i++)
+    assert_true(n <= 16);
+    for (size_t i = 0; i < n; i++)
         samples[i] = us + spread[i];
     assert_int_equal(cct_store_add_point(st, run, &p, samples, n, &err), CCT_OK);
 }

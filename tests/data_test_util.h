@@ -27,7 +27,7 @@ static inline char *test_data_read(const char *rel)
     char *data = NULL;
     size_t len = 0;
     cct_error err;
-    if (cct_import_read_file(path, &data, &len, &err) != CCT_OK)
+    if (cct_read_file(path, &data, &len, &err) != CCT_OK)
         fail_msg("%s", err.msg);
     return data;
 }

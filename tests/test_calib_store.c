@@ -40,7 +40,7 @@ static void copy_file(const char *from, const char *to)
     char *data = NULL;
     size_t len = 0;
     cct_error err;
-    if (cct_import_read_file(from, &data, &len, &err) != CCT_OK)
+    if (cct_read_file(from, &data, &len, &err) != CCT_OK)
         fail_msg("%s", err.msg);
     FILE *f = fopen(to, "wb");
     assert_non_null(f);

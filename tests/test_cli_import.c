@@ -349,7 +349,7 @@ static void export_cli(void **state)
     run_free(&r);
     char *got = NULL;
     size_t got_len = 0;
-    assert_int_equal(cct_import_read_file(out, &got, &got_len, &err), CCT_OK);
+    assert_int_equal(cct_read_file(out, &got, &got_len, &err), CCT_OK);
     assert_string_equal(got, want);
     free(got);
 

@@ -69,7 +69,7 @@ static int check_file(const char *dir, const char *name)
     char *data = NULL;
     size_t len = 0;
     cct_error err;
-    if (cct_import_read_file(path, &data, &len, &err) != CCT_OK) {
+    if (cct_read_file(path, &data, &len, &err) != CCT_OK) {
         fprintf(stderr, "%s\n", err.msg);
         return bad + 1;
     }

@@ -667,23 +667,23 @@ static void strict_numbers(void **state)
     double d;
     uint64_t u;
     long l;
-    assert_true(cct_import_parse_double("1.23457e+06", &d));
+    assert_true(cct_parse_double("1.23457e+06", &d));
     tu_assert_double(d, 1234570.0);
-    assert_true(cct_import_parse_double(".5", &d));
-    assert_false(cct_import_parse_double("0x10", &d));
-    assert_false(cct_import_parse_double("inf", &d));
-    assert_false(cct_import_parse_double("nan", &d));
-    assert_false(cct_import_parse_double("1e999", &d));
-    assert_false(cct_import_parse_double("1.5 ", &d));
-    assert_false(cct_import_parse_double("", &d));
-    assert_true(cct_import_parse_u64("18446744073709551615", &u));
+    assert_true(cct_parse_double(".5", &d));
+    assert_false(cct_parse_double("0x10", &d));
+    assert_false(cct_parse_double("inf", &d));
+    assert_false(cct_parse_double("nan", &d));
+    assert_false(cct_parse_double("1e999", &d));
+    assert_false(cct_parse_double("1.5 ", &d));
+    assert_false(cct_parse_double("", &d));
+    assert_true(cct_parse_u64("18446744073709551615", &u));
     assert_int_equal(u, UINT64_MAX);
-    assert_false(cct_import_parse_u64("18446744073709551616", &u));
-    assert_false(cct_import_parse_u64("+1", &u));
-    assert_true(cct_import_parse_long("-1", -1, 5, &l));
+    assert_false(cct_parse_u64("18446744073709551616", &u));
+    assert_false(cct_parse_u64("+1", &u));
+    assert_true(cct_parse_long("-1", -1, 5, &l));
     assert_int_equal(l, -1);
-    assert_false(cct_import_parse_long("-2", -1, 5, &l));
-    assert_false(cct_import_parse_long("-", -1, 5, &l));
+    assert_false(cct_parse_long("-2", -1, 5, &l));
+    assert_false(cct_parse_long("-", -1, 5, &l));
 }
 
 int main(void)

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cct_cli.h"
+#include "cct_exit.h"
 #include "cct_search.h"
 #include "cct_search_run.h"
 
@@ -280,7 +280,7 @@ static void recorded_topology(const cct_point *p, size_t n, int *ranks, int *nod
     }
 }
 
-int cct_search_replay(cct_search_opts *o)
+int cct_search_replay(cct_search_opts *o, cct_error *out)
 {
     cct_error err;
     cct_error_clear(&err);
@@ -290,11 +290,12 @@ int cct_search_replay(cct_search_opts *o)
     if (cct_store_open(o->replay_path, true, &rec, &err) != CCT_OK ||
         cct_store_load_points(rec, NULL, 0, &points, &n, &err) != CCT_OK) {
         cct_store_close(rec);
-        return cct_cli_fail("search", "%s", err.msg);
+        return cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
     }
     if (n == 0) {
         cct_store_close(rec);
-        return cct_cli_fail("search", "%s holds no measurements to replay", o->replay_path);
+        return cct_search_fail(out, CCT_EXIT_FAIL, "%s holds no measurements to replay",
+                               o->replay_path);
     }
     int ranks, nodes;
     recorded_topology(points, n, &ranks, &nodes);
@@ -315,7 +316,7 @@ int cct_search_replay(cct_search_opts *o)
     cct_search_run run;
     if (cct_search_begin(o, ranks, nodes, &fp, "replay", &run, &err) != CCT_OK) {
         free(points);
-        return cct_cli_fail("search", "%s", err.msg);
+        return cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
     }
     fprintf(stderr,
             "ccltune search: replaying %zu recorded points from %s (no GPU is used); run %lld "
@@ -324,7 +325,7 @@ int cct_search_replay(cct_search_opts *o)
     cct_backend backend;
     int code = CCT_EXIT_OK;
     if (cct_replay_backend_create(points, n, o->seed, &backend, &err) != CCT_OK) {
-        code = cct_cli_fail("search", "%s", err.msg);
+        code = cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
     } else {
         for (size_t s = 0; s < run.plan.n_sessions && code == CCT_EXIT_OK; s++) {
             if (!cct_search_session_wanted(o, &run.plan, s, run.ll128_allowed)) {
@@ -347,7 +348,7 @@ int cct_search_replay(cct_search_opts *o)
                 st = cct_schedule_run(&sched, &err);
             } while (st == CCT_ETIMEOUT && restarts++ < o->max_restarts);
             if (st != CCT_OK)
-                code = cct_cli_fail("search", "%s", err.msg);
+                code = cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
             else
                 fprintf(stderr,
                         "session %zu/%zu: %zu measured, %zu already stored, %zu corrupt, "

@@ -26,7 +26,7 @@
 
 #include "cct_backend_nccl.h"
 #include "cct_bench.h"
-#include "cct_cli.h"
+#include "cct_exit.h"
 #include "cct_model_capture.h"
 #include "cct_probe.h"
 #include "cct_search.h"
@@ -394,52 +394,54 @@ int cct_search_run_sessions(const cct_search_opts *o, cct_search_run *run, int r
     return 0;
 }
 
-int cct_search_launch(cct_search_opts *o)
+int cct_search_launch(cct_search_opts *o, cct_error *out)
 {
     cct_error err;
     cct_error_clear(&err);
     cct_probe_info *info = calloc(1, sizeof *info);
     if (!info)
-        return cct_cli_fail(CMD(o), "out of memory");
+        return cct_search_fail(out, CCT_EXIT_FAIL, "out of memory");
     if (cct_probe_collect(info, &err) != CCT_OK) {
         free(info);
-        return cct_cli_fail(CMD(o),
-                            "%s. Measuring real NCCL collectives needs a GPU; `ccltune tune` "
-                            "without a GPU runs the pipeline on recorded measurements instead",
-                            err.msg);
+        return cct_search_fail(out, CCT_EXIT_FAIL,
+                               "%s. Measuring real NCCL collectives needs a GPU; `ccltune tune` "
+                               "without a GPU runs the pipeline on recorded measurements instead",
+                               err.msg);
     }
     int capacity = info->n_gpus * o->ranks_per_gpu;
     int ranks = o->ranks ? o->ranks : capacity;
     if (ranks > capacity) {
         int ngpus = info->n_gpus;
         free(info);
-        return cct_cli_usage_error(CMD(o),
-                                   "%d ranks do not fit on %d GPU(s) with --ranks-per-gpu %d; "
-                                   "raise --ranks-per-gpu (shared GPUs need MPS) or lower --ranks",
-                                   ranks, ngpus, o->ranks_per_gpu);
+        return cct_search_fail(out, CCT_EXIT_USAGE,
+                               "%d ranks do not fit on %d GPU(s) with --ranks-per-gpu %d; "
+                               "raise --ranks-per-gpu (shared GPUs need MPS) or lower --ranks",
+                               ranks, ngpus, o->ranks_per_gpu);
     }
     if (ranks < 2) {
         free(info);
-        return cct_cli_usage_error(CMD(o), "a collective needs at least 2 ranks; this machine "
-                                           "has 1 GPU: use --ranks-per-gpu 2 (or more) with MPS");
+        return cct_search_fail(out, CCT_EXIT_USAGE,
+                               "a collective needs at least 2 ranks; this machine "
+                               "has 1 GPU: use --ranks-per-gpu 2 (or more) with MPS");
     }
     char mpsdir[PATH_MAX];
     if (o->ranks_per_gpu > 1 && o->check_mps && !mps_running(mpsdir, sizeof mpsdir)) {
         free(info);
-        return cct_cli_fail(CMD(o),
-                            "--ranks-per-gpu %d needs the CUDA MPS daemon so the rank processes' "
-                            "kernels run side by side (without it every collective waits for a "
-                            "time slice, ~4.5 ms). No MPS control socket in %s. Start it with\n"
-                            "    nvidia-cuda-mps-control -d\n"
-                            "(set CUDA_MPS_PIPE_DIRECTORY for both if you use another folder), or "
-                            "pass --no-mps-check to measure without it",
-                            o->ranks_per_gpu, mpsdir);
+        return cct_search_fail(
+            out, CCT_EXIT_FAIL,
+            "--ranks-per-gpu %d needs the CUDA MPS daemon so the rank processes' "
+            "kernels run side by side (without it every collective waits for a "
+            "time slice, ~4.5 ms). No MPS control socket in %s. Start it with\n"
+            "    nvidia-cuda-mps-control -d\n"
+            "(set CUDA_MPS_PIPE_DIRECTORY for both if you use another folder), or "
+            "pass --no-mps-check to measure without it",
+            o->ranks_per_gpu, mpsdir);
     }
     int nodes = o->ranks_per_gpu > 1 ? ranks : 1;
     char plugin[PATH_MAX];
     if (cct_search_find_plugin(o->plugin_path, plugin, sizeof plugin, &err) != CCT_OK) {
         free(info);
-        return cct_cli_fail(CMD(o), "%s", err.msg);
+        return cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
     }
     if (getenv("NCCL_ALGO") || getenv("NCCL_PROTO"))
         fprintf(stderr, "ccltune search: note: NCCL_ALGO/NCCL_PROTO are set; the search controls "
@@ -452,7 +454,7 @@ int cct_search_launch(cct_search_opts *o)
     clock_gettime(CLOCK_MONOTONIC, &started);
     cct_search_run run;
     if (cct_search_begin(o, ranks, nodes, &fp, "search", &run, &err) != CCT_OK)
-        return cct_cli_fail(CMD(o), "%s", err.msg);
+        return cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
     fprintf(stderr,
             "ccltune search: run %lld%s in %s: %d ranks (%d per GPU), %d NCCL nodes, plan %s, "
             "%zu sessions, %zu configurations x %zu sizes; LL128 by default: %s\n",

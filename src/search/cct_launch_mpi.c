@@ -22,7 +22,7 @@
 
 #include "cct_backend_nccl.h"
 #include "cct_bench.h"
-#include "cct_cli.h"
+#include "cct_exit.h"
 #include "cct_config.h"
 #include "cct_model_capture.h"
 #include "cct_probe.h"
@@ -142,7 +142,7 @@ static void capture_model(cct_search_opts *o, cct_search_run *run, int rank, int
     free(text);
 }
 
-int cct_search_mpi(cct_search_opts *o)
+int cct_search_mpi(cct_search_opts *o, cct_error *out)
 {
     MPI_Init(NULL, NULL);
     int rank = 0, size = 1;
@@ -166,8 +166,8 @@ int cct_search_mpi(cct_search_opts *o)
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all_ok) {
         if (!ok)
-            fprintf(stderr, "ccltune search: rank %d: %s\n", rank,
-                    info ? err.msg : "out of memory");
+            cct_search_fail(out, CCT_EXIT_FAIL, "rank %d: %s", rank,
+                            info ? err.msg : "out of memory");
         free(info);
         MPI_Finalize();
         return CCT_EXIT_FAIL;
@@ -185,7 +185,7 @@ int cct_search_mpi(cct_search_opts *o)
         run_id = run.run_id;
     }
     if (!ok)
-        fprintf(stderr, "ccltune search: rank %d: %s\n", rank, err.msg);
+        cct_search_fail(out, CCT_EXIT_FAIL, "rank %d: %s", rank, err.msg);
     free(info);
     MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Bcast(&run_id, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
@@ -228,10 +228,11 @@ int cct_search_mpi(cct_search_opts *o)
     return code == 0 ? CCT_EXIT_OK : CCT_EXIT_FAIL;
 }
 #else
-int cct_search_mpi(cct_search_opts *o)
+int cct_search_mpi(cct_search_opts *o, cct_error *out)
 {
     (void)o;
-    return cct_cli_fail("search", "this process runs under mpirun but ccltune was built without "
-                                  "MPI; rebuild with an MPI installed (meson -Dmpi=enabled)");
+    return cct_search_fail(out, CCT_EXIT_FAIL,
+                           "this process runs under mpirun but ccltune was built without "
+                           "MPI; rebuild with an MPI installed (meson -Dmpi=enabled)");
 }
 #endif

@@ -75,7 +75,7 @@ static cct_status append_rank(const char *dir, int r, char **buf, size_t *len, c
         return CCT_OK;
     char *data = NULL;
     size_t n = 0;
-    cct_status st = cct_import_read_file(path, &data, &n, err);
+    cct_status st = cct_read_file(path, &data, &n, err);
     if (st != CCT_OK)
         return r == 0 ? cct_error_set(err, CCT_ENOTFOUND,
                                       "NCCL wrote no log for rank 0 (%s): was NCCL_DEBUG_FILE "

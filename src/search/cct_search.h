@@ -61,12 +61,18 @@ void cct_search_print_help(FILE *out);
 cct_status cct_search_build_plan(cct_search_opts *opts, int ranks, int nodes, cct_plan *plan,
                                  cct_error *err);
 
-/* The roles; each returns a process exit status.  --dry-run and --replay are answered by
- * cmd_search.c before any of these is chosen. */
-int cct_search_launch(cct_search_opts *opts);
-int cct_search_worker(cct_search_opts *opts);
-int cct_search_mpi(cct_search_opts *opts);
-int cct_search_replay(cct_search_opts *opts);
+/* The roles; each returns a process exit status (cct_exit.h) and never prints an error:
+ * when the status is not CCT_EXIT_OK and err->msg is not empty, the caller reports err
+ * (CCT_EXIT_USAGE: the flags do not fit this machine).  Progress lines go to stderr.
+ * --dry-run is answered by the command before any of these is chosen. */
+int cct_search_launch(cct_search_opts *opts, cct_error *err);
+int cct_search_worker(cct_search_opts *opts, cct_error *err);
+int cct_search_mpi(cct_search_opts *opts, cct_error *err);
+int cct_search_replay(cct_search_opts *opts, cct_error *err);
+
+/* Fill err with the message and return code (a role's failure, for its caller to print). */
+int cct_search_fail(cct_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* True when this process was started under mpirun (OpenMPI/PMIx/Slurm variables). */
 bool cct_search_under_mpi(void);

@@ -8,6 +8,7 @@
  */
 #include "cct_search_run.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,4 +150,13 @@ void cct_search_print_plan(FILE *out, const cct_plan *plan, const cct_schedule_o
             "  %zu points, about %zu NCCL calls; estimated %s (assuming 40 us + bytes / 2 GB/s "
             "per call; plus communicator start-up per session)\n",
             e.points, e.calls, cct_format_duration(e.seconds, dur, sizeof dur));
+}
+
+int cct_search_fail(cct_error *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    cct_error_vat(err, CCT_EINVAL, NULL, 0, 0, fmt, ap);
+    va_end(ap);
+    return code;
 }

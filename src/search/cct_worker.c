@@ -18,7 +18,7 @@
 
 #include "cct_backend_nccl.h"
 #include "cct_bind.h"
-#include "cct_cli.h"
+#include "cct_exit.h"
 #include "cct_progress.h"
 #include "cct_search.h"
 #include "cct_search_run.h"
@@ -57,7 +57,7 @@ static cct_status exchange(int fd, unsigned char *buf, size_t n, bool writing, i
     return CCT_OK;
 }
 
-int cct_search_worker(cct_search_opts *opts)
+int cct_search_worker(cct_search_opts *opts, cct_error *out)
 {
     cct_error err;
     cct_error_clear(&err);
@@ -73,16 +73,18 @@ int cct_search_worker(cct_search_opts *opts)
     int64_t run_id = env_long("CCLTUNE_WORKER_RUN", 0);
     const char *plugin = getenv("CCLTUNE_WORKER_PLUGIN");
     if (rank < 0 || nranks < 1 || rank >= nranks || session < 0 || fd < 0 || !plugin)
-        return cct_cli_fail("search", "worker started without a complete CCLTUNE_WORKER_* role");
+        return cct_search_fail(out, CCT_EXIT_FAIL,
+                               "worker started without a complete CCLTUNE_WORKER_* role");
 
     /* the launcher's fingerprint verdict: the plan's session layout depends on it */
     opts->space.ll128_default = env_long("CCLTUNE_WORKER_LL128", 0) != 0;
     cct_plan plan;
     if (cct_search_build_plan(opts, nranks, nodes, &plan, &err) != CCT_OK)
-        return cct_cli_fail("search", "%s", err.msg);
+        return cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
     if ((size_t)session >= plan.n_sessions) {
         cct_plan_destroy(&plan);
-        return cct_cli_fail("search", "worker session %ld is not in the plan", session);
+        return cct_search_fail(out, CCT_EXIT_FAIL, "worker session %ld is not in the plan",
+                               session);
     }
     const cct_session *sess = &plan.sessions[session];
 
@@ -104,11 +106,12 @@ int cct_search_worker(cct_search_opts *opts)
         cct_plan_destroy(&plan);
         close(fd);
         return st == CCT_OK ? CCT_EXIT_OK
-                            : cct_cli_fail("search", "rank %d: NCCL log probe: %s", rank, err.msg);
+                            : cct_search_fail(out, CCT_EXIT_FAIL, "rank %d: NCCL log probe: %s",
+                                              rank, err.msg);
     }
     if (st != CCT_OK) {
         cct_plan_destroy(&plan);
-        return cct_cli_fail("search", "rank %d: %s", rank, err.msg);
+        return cct_search_fail(out, CCT_EXIT_FAIL, "rank %d: %s", rank, err.msg);
     }
 
     uint64_t max_bytes = 0;
@@ -138,7 +141,7 @@ int cct_search_worker(cct_search_opts *opts)
         st = cct_store_open(opts->store_path, false, &store, &err);
     int exit_code = CCT_EXIT_OK;
     if (st != CCT_OK) {
-        exit_code = cct_cli_fail("search", "rank %d: %s", rank, err.msg);
+        exit_code = cct_search_fail(out, CCT_EXIT_FAIL, "rank %d: %s", rank, err.msg);
         goto out;
     }
     cct_progress progress;
@@ -173,7 +176,7 @@ int cct_search_worker(cct_search_opts *opts)
         fflush(NULL);
         _exit(CCT_WORKER_EXIT_HANG);
     } else if (st != CCT_OK) {
-        exit_code = cct_cli_fail("search", "rank %d: %s", rank, err.msg);
+        exit_code = cct_search_fail(out, CCT_EXIT_FAIL, "rank %d: %s", rank, err.msg);
     }
 out:
     cct_store_close(store);

@@ -23,6 +23,8 @@
 #include <stdint.h>
 
 #include "cct_error.h"
+#include "cct_file.h"
+#include "cct_parse.h"
 #include "cct_measure.h"
 
 typedef enum cct_import_format {
@@ -35,8 +37,6 @@ typedef enum cct_import_format {
 /* An option not given: the importer takes the value from the input. */
 #define CCT_IMPORT_FROM_INPUT (-2)
 
-/* Inputs larger than this are refused before parsing. */
-#define CCT_IMPORT_MAX_FILE_BYTES ((size_t)256 << 20)
 /* Longest line any importer accepts (nccl-tests and NCCL write far shorter ones). */
 #define CCT_IMPORT_MAX_LINE 65536
 
@@ -94,10 +94,6 @@ int cct_import_format_from_name(const char *name);
  * collective and size_bytes, else nccl-tests text (whose parser then says whether it is). */
 int cct_import_detect(const char *data, size_t len);
 
-/* Read a whole file (at most CCT_IMPORT_MAX_FILE_BYTES).  *data is malloc'ed, NUL
- * terminated after len bytes, owned by the caller. */
-cct_status cct_import_read_file(const char *path, char **data, size_t *len, cct_error *err);
-
 /* Parse data (len bytes, need not be NUL terminated) in the given format (AUTO: detect)
  * and append to result; result->name becomes name.  Then checks the result for
  * duplicates (cct_import_check_duplicates).  On failure result is left exactly as it was. */
@@ -113,14 +109,5 @@ cct_status cct_import_file(const char *path, int format, const cct_import_opts *
  * counts them (may be NULL). */
 cct_status cct_import_check_duplicates(cct_import_result *results, size_t n_results,
                                        size_t *n_duplicates, cct_error *err);
-
-/* ---- strict number parsing shared by the importers ---- */
-
-/* Decimal digits only (no sign, no spaces), no overflow. */
-bool cct_import_parse_u64(const char *text, uint64_t *out);
-/* Optional '-', decimal digits, within [min, max]. */
-bool cct_import_parse_long(const char *text, long min, long max, long *out);
-/* [+-]digits[.digits][e[+-]digits] or .digits...; finite.  No hex, inf or nan. */
-bool cct_import_parse_double(const char *text, double *out);
 
 #endif

@@ -55,7 +55,7 @@ static bool span_copy(const nt_span *t, char *buf, size_t cap)
 static bool span_long(const nt_span *t, long min, long max, long *out)
 {
     char buf[32];
-    return span_copy(t, buf, sizeof buf) && cct_import_parse_long(buf, min, max, out);
+    return span_copy(t, buf, sizeof buf) && cct_parse_long(buf, min, max, out);
 }
 
 bool nt_find_log(const char *line, char *const *hosts, size_t n_hosts, size_t *start, size_t *msg,
@@ -184,7 +184,7 @@ static int tuning_choice(const nt_span *t, int (*lookup)(const char *), int n)
     long v;
     if (!span_copy(t, buf, sizeof buf))
         return -1;
-    if (cct_import_parse_long(buf, 0, n - 1, &v))
+    if (cct_parse_long(buf, 0, n - 1, &v))
         return (int)v;
     return lookup(buf);
 }
@@ -204,7 +204,7 @@ static void info_tuning(cct_nt_run *run, const char *line, size_t msg)
     fn.n--;
     uint64_t bytes;
     if (!span_copy(&fn, func, sizeof func) || !span_copy(&f[1], bytes_text, sizeof bytes_text) ||
-        !cct_import_parse_u64(bytes_text, &bytes))
+        !cct_parse_u64(bytes_text, &bytes))
         return;
     int coll = cct_coll_from_name(func);
     int algo = tuning_choice(&f[5], cct_algo_from_name, CCT_NUM_ALGOS);

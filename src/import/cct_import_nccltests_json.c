@@ -45,7 +45,7 @@ static cct_status get_double(jctx *c, const cct_json_node *n, const char *what, 
     if (n->type != CCT_JSON_NUMBER && n->type != CCT_JSON_STRING)
         return bad(c, n, what, "a number");
     const char *t = cct_json_text(c->doc, n);
-    if (!cct_import_parse_double(t, out))
+    if (!cct_parse_double(t, out))
         return cct_error_at(c->err, CCT_EINVAL, c->name, n->line, n->col,
                             "%s: '%.32s' is not a finite number", what, t);
     if (*out < 0)
@@ -60,7 +60,7 @@ static cct_status get_long(jctx *c, const cct_json_node *n, const char *what, lo
     if (n->type != CCT_JSON_NUMBER)
         return bad(c, n, what, "a whole number");
     const char *t = cct_json_text(c->doc, n);
-    if (!cct_import_parse_long(t, min, max, out))
+    if (!cct_parse_long(t, min, max, out))
         return cct_error_at(c->err, CCT_EINVAL, c->name, n->line, n->col,
                             "%s: '%.32s' is not a whole number from %ld to %ld", what, t, min, max);
     return CCT_OK;
@@ -71,7 +71,7 @@ static cct_status get_u64(jctx *c, const cct_json_node *n, const char *what, uin
     if (n->type != CCT_JSON_NUMBER)
         return bad(c, n, what, "a whole number");
     const char *t = cct_json_text(c->doc, n);
-    if (cct_import_parse_u64(t, out))
+    if (cct_parse_u64(t, out))
         return CCT_OK;
     return cct_error_at(c->err, CCT_EINVAL, c->name, n->line, n->col,
                         t[0] == '-' ? "%s: negative (%.32s)" : "%s: '%.32s' is not a whole number",
@@ -107,7 +107,7 @@ static cct_status read_args(jctx *c, const cct_json_node *args, cct_nt_run *run)
         } else if (strncmp(t, "-u", 2) == 0) {
             v = t + 2;
         }
-        if (v && !cct_import_parse_long(v, 0, INT32_MAX, &run->unalign))
+        if (v && !cct_parse_long(v, 0, INT32_MAX, &run->unalign))
             return cct_error_at(c->err, CCT_EINVAL, c->name, at->line, at->col,
                                 "unalign '%.32s' is not a non-negative number", v);
     }

@@ -57,7 +57,7 @@ static cct_status fail_at(nt_parser *p, unsigned line, unsigned col, cct_error *
 static cct_status field_double(nt_parser *p, const nt_tok *t, const char *what, bool positive,
                                double *out, cct_error *err)
 {
-    if (!cct_import_parse_double(t->text, out))
+    if (!cct_parse_double(t->text, out))
         return cct_error_at(err, CCT_EINVAL, p->name, t->line, t->col, "%s '%s' is not a number",
                             what, t->text);
     if (*out < 0)
@@ -72,10 +72,10 @@ static cct_status field_double(nt_parser *p, const nt_tok *t, const char *what, 
 static cct_status field_u64(nt_parser *p, const nt_tok *t, const char *what, uint64_t *out,
                             cct_error *err)
 {
-    if (cct_import_parse_u64(t->text, out))
+    if (cct_parse_u64(t->text, out))
         return CCT_OK;
     double d;
-    if (t->text[0] == '-' && cct_import_parse_double(t->text, &d))
+    if (t->text[0] == '-' && cct_parse_double(t->text, &d))
         return cct_error_at(err, CCT_EINVAL, p->name, t->line, t->col, "negative %s '%s'", what,
                             t->text);
     return cct_error_at(err, CCT_EINVAL, p->name, t->line, t->col, "%s '%s' is not a whole number",
@@ -139,7 +139,7 @@ static cct_status parse_field(nt_parser *p, int kind, const nt_tok *t, cct_nt_si
         return field_redop(p, t, err);
     case NT_ROOT: {
         long root;
-        if (!cct_import_parse_long(t->text, -1, INT_MAX, &root))
+        if (!cct_parse_long(t->text, -1, INT_MAX, &root))
             return fail_at(p, t->line, t->col, err, "root '%s' is not a rank number", t->text);
         return CCT_OK;
     }
@@ -311,8 +311,7 @@ static cct_status comment(nt_parser *p, char *line, unsigned lineno, cct_error *
         const char *lib = strstr(rest, "nccl-library=");
         long code;
         char buf[16];
-        if (lib && sscanf(lib + 13, "%15[0-9]", buf) == 1 &&
-            cct_import_parse_long(buf, 1, 999999, &code))
+        if (lib && sscanf(lib + 13, "%15[0-9]", buf) == 1 && cct_parse_long(buf, 1, 999999, &code))
             cct_nt_version_from_code(code, p->next.nccl_version, sizeof p->next.nccl_version);
         return CCT_OK;
     }
@@ -321,7 +320,7 @@ static cct_status comment(nt_parser *p, char *line, unsigned lineno, cct_error *
         long bad = 0;
         char buf[16];
         if (rest[0] == ':' && sscanf(rest + 1, " %15[0-9]", buf) == 1 &&
-            cct_import_parse_long(buf, 0, LONG_MAX, &bad) && bad > 0)
+            cct_parse_long(buf, 0, LONG_MAX, &bad) && bad > 0)
             return cct_error_at(err, CCT_ECORRUPT, p->name, lineno, 1,
                                 "%ld values were out of bounds, and this nccl-tests version "
                                 "(before 2.13) does not say which rows: the log cannot be "

@@ -124,55 +124,6 @@ int cct_import_detect(const char *data, size_t len)
     return CCT_IMPORT_NCCLTESTS;
 }
 
-cct_status cct_import_read_file(const char *path, char **data, size_t *len, cct_error *err)
-{
-    *data = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return cct_error_set(err, CCT_EIO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 0, n = 0;
-    char *buf = NULL;
-    cct_status rc = CCT_OK;
-    for (;;) {
-        if (n + 65536 + 1 > cap) {
-            size_t ncap = cap ? cap * 2 : 65536 + 1;
-            if (ncap > CCT_IMPORT_MAX_FILE_BYTES + 65536 + 1)
-                ncap = CCT_IMPORT_MAX_FILE_BYTES + 65536 + 1;
-            char *p = realloc(buf, ncap);
-            if (!p) {
-                rc = cct_error_set(err, CCT_ENOMEM, "%s: out of memory reading it", path);
-                break;
-            }
-            buf = p;
-            cap = ncap;
-        }
-        size_t got = fread(buf + n, 1, cap - 1 - n, f);
-        n += got;
-        if (n > CCT_IMPORT_MAX_FILE_BYTES) {
-            rc = cct_error_set(err, CCT_EINVAL, "%s: larger than %zu MiB: not a log to import",
-                               path, CCT_IMPORT_MAX_FILE_BYTES >> 20);
-            break;
-        }
-        if (got == 0) {
-            if (ferror(f))
-                rc = cct_error_set(err, CCT_EIO, "%s: read error: %s", path, strerror(errno));
-            break;
-        }
-    }
-    fclose(f);
-    if (rc != CCT_OK) {
-        free(buf);
-        return rc;
-    }
-    if (!buf && !(buf = malloc(1)))
-        return cct_error_set(err, CCT_ENOMEM, "%s: out of memory", path);
-    buf[n] = '\0';
-    *data = buf;
-    *len = n;
-    return CCT_OK;
-}
-
 cct_status cct_import_buffer(const char *data, size_t len, const char *name, int format,
                              const cct_import_opts *opts, cct_import_result *result, cct_error *err)
 {
@@ -183,9 +134,9 @@ cct_status cct_import_buffer(const char *data, size_t len, const char *name, int
     }
     if (!name)
         name = "<input>";
-    if (len > CCT_IMPORT_MAX_FILE_BYTES)
+    if (len > CCT_READ_MAX_BYTES)
         return cct_error_at(err, CCT_EINVAL, name, 0, 0, "larger than %zu MiB",
-                            CCT_IMPORT_MAX_FILE_BYTES >> 20);
+                            CCT_READ_MAX_BYTES >> 20);
     char *copy = strdup(name);
     if (!copy)
         return cct_error_set(err, CCT_ENOMEM, "out of memory");
@@ -233,7 +184,7 @@ cct_status cct_import_file(const char *path, int format, const cct_import_opts *
 {
     char *data;
     size_t len;
-    cct_status rc = cct_import_read_file(path, &data, &len, err);
+    cct_status rc = cct_read_file(path, &data, &len, err);
     if (rc != CCT_OK)
         return rc;
     rc = cct_import_buffer(data, len, path, format, opts, result, err);
@@ -366,83 +317,4 @@ cct_status cct_import_check_duplicates(cct_import_result *results, size_t n_resu
     if (rc == CCT_OK && n_duplicates)
         *n_duplicates = dups;
     return rc;
-}
-
-/* ---- numbers ---- */
-
-bool cct_import_parse_u64(const char *s, uint64_t *out)
-{
-    if (!s || !isdigit((unsigned char)*s))
-        return false;
-    uint64_t v = 0;
-    for (; *s; s++) {
-        if (!isdigit((unsigned char)*s))
-            return false;
-        unsigned d = (unsigned)(*s - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return true;
-}
-
-bool cct_import_parse_long(const char *s, long min, long max, long *out)
-{
-    if (!s)
-        return false;
-    bool neg = *s == '-';
-    uint64_t mag;
-    if (!cct_import_parse_u64(s + neg, &mag))
-        return false;
-    if (!neg && mag > (uint64_t)LONG_MAX)
-        return false;
-    if (neg && mag > (uint64_t)LONG_MAX + 1)
-        return false;
-    long v = neg ? (mag == (uint64_t)LONG_MAX + 1 ? LONG_MIN : -(long)mag) : (long)mag;
-    if (v < min || v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
-bool cct_import_parse_double(const char *s, double *out)
-{
-    if (!s)
-        return false;
-    const char *p = s;
-    if (*p == '+' || *p == '-')
-        p++;
-    size_t digits = 0;
-    while (isdigit((unsigned char)*p)) {
-        p++;
-        digits++;
-    }
-    if (*p == '.') {
-        p++;
-        while (isdigit((unsigned char)*p)) {
-            p++;
-            digits++;
-        }
-    }
-    if (digits == 0)
-        return false;
-    if (*p == 'e' || *p == 'E') {
-        p++;
-        if (*p == '+' || *p == '-')
-            p++;
-        if (!isdigit((unsigned char)*p))
-            return false;
-        while (isdigit((unsigned char)*p))
-            p++;
-    }
-    if (*p)
-        return false;
-    errno = 0;
-    char *end = NULL;
-    double v = strtod(s, &end);
-    if (end != p || !isfinite(v))
-        return false;
-    *out = v;
-    return true;
 }

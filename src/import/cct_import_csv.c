@@ -150,7 +150,7 @@ static cct_status bad_field(csv *c, const field *f, const char *what)
 
 static cct_status int_field(csv *c, const field *f, const char *what, long min, long max, long *out)
 {
-    if (cct_import_parse_long(f->text, min, max, out))
+    if (cct_parse_long(f->text, min, max, out))
         return CCT_OK;
     char msg[96];
     snprintf(msg, sizeof msg, "%s must be a whole number from %ld to %ld", what, min, max);
@@ -159,7 +159,7 @@ static cct_status int_field(csv *c, const field *f, const char *what, long min, 
 
 static cct_status real_field(csv *c, const field *f, const char *what, bool positive, double *out)
 {
-    if (!cct_import_parse_double(f->text, out))
+    if (!cct_parse_double(f->text, out))
         return bad_field(c, f,
                          positive ? "not a number (expected a positive time)" : "not a number");
     if (*out < 0 || (positive && *out == 0)) {
@@ -206,7 +206,7 @@ static cct_status row(csv *c, const field *f, int n, cct_import_result *result)
         return bad_field(c, col[C_COLL],
                          "unknown collective (broadcast, reduce, allgather, "
                          "reducescatter or allreduce)");
-    if (!cct_import_parse_u64(col[C_SIZE]->text, &p.bytes))
+    if (!cct_parse_u64(col[C_SIZE]->text, &p.bytes))
         return bad_field(c, col[C_SIZE],
                          col[C_SIZE]->text[0] == '-' ? "negative size_bytes"
                                                      : "size_bytes is not a whole number of bytes");

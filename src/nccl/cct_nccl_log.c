@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cct_import.h"
+#include "cct_file.h"
 
 #define MAX_PIDS 256
 
@@ -308,7 +308,7 @@ cct_status cct_nccl_log_load(const char *path, cct_nccl_log *out, cct_error *err
 {
     char *data = NULL;
     size_t len = 0;
-    cct_status st = cct_import_read_file(path, &data, &len, err);
+    cct_status st = cct_read_file(path, &data, &len, err);
     if (st != CCT_OK)
         return st;
     st = cct_nccl_log_parse(data, path, out, err);

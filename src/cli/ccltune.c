@@ -68,6 +68,16 @@ int cct_cli_usage_error(const char *cmd, const char *fmt, ...)
     return CCT_EXIT_USAGE;
 }
 
+int cct_cli_role_result(const char *cmd, int code, const cct_error *err)
+{
+    if (code == CCT_EXIT_OK || !err->msg[0])
+        return code;
+    if (code == CCT_EXIT_USAGE)
+        return cct_cli_usage_error(cmd, "%s", err->msg);
+    cct_cli_fail(cmd, "%s", err->msg);
+    return code;
+}
+
 cct_status cct_cli_parse_int(const char *text, long min, long max, long *out)
 {
     if (!text || !*text || text[0] == '-' || text[0] == '+')

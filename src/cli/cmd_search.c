@@ -17,6 +17,7 @@ int cct_cmd_search(int argc, char **argv)
 {
     cct_search_opts opts;
     cct_error err;
+    cct_error_clear(&err);
     bool help = false;
     if (cct_search_parse(argc, argv, &opts, &help, &err) != CCT_OK)
         return cct_cli_usage_error("search", "%s", err.msg);
@@ -25,7 +26,7 @@ int cct_cmd_search(int argc, char **argv)
         return CCT_EXIT_OK;
     }
     if (opts.replay_path)
-        return cct_search_replay(&opts);
+        return cct_cli_role_result("search", cct_search_replay(&opts, &err), &err);
     if (opts.dry_run) {
         int ranks = opts.ranks ? opts.ranks : (opts.ranks_per_gpu > 1 ? opts.ranks_per_gpu : 2);
         opts.space.ranks = ranks;
@@ -39,10 +40,10 @@ int cct_cmd_search(int argc, char **argv)
     }
 #if CCT_HAVE_CUDA
     if (getenv("CCLTUNE_WORKER_RANK"))
-        return cct_search_worker(&opts);
+        return cct_cli_role_result("search", cct_search_worker(&opts, &err), &err);
     if (cct_search_under_mpi())
-        return cct_search_mpi(&opts);
-    return cct_search_launch(&opts);
+        return cct_cli_role_result("search", cct_search_mpi(&opts, &err), &err);
+    return cct_cli_role_result("search", cct_search_launch(&opts, &err), &err);
 #else
     return cct_cli_fail("search", "this ccltune was built without CUDA and NCCL, so it cannot "
                                   "measure; --dry-run and --replay work, or rebuild where nvcc "

@@ -79,6 +79,7 @@ int cct_cmd_bench(int argc, char **argv)
                                           {NULL, 0, NULL, 0}};
     cct_search_opts o;
     cct_error err;
+    cct_error_clear(&err);
     bool help_flag = false;
     /* start from the search defaults; only the flags below apply to a bench */
     char *no_args[] = {argv[0], NULL};
@@ -212,10 +213,10 @@ int cct_cmd_bench(int argc, char **argv)
     o.bench_table = table_path;
 #if CCT_HAVE_CUDA
     if (getenv("CCLTUNE_WORKER_RANK"))
-        return cct_search_worker(&o);
+        return cct_cli_role_result("bench", cct_search_worker(&o, &err), &err);
     if (cct_search_under_mpi())
-        return cct_search_mpi(&o);
-    return cct_search_launch(&o);
+        return cct_cli_role_result("bench", cct_search_mpi(&o, &err), &err);
+    return cct_cli_role_result("bench", cct_search_launch(&o, &err), &err);
 #else
     return cct_cli_fail("bench", "this ccltune was built without CUDA and NCCL, so it cannot "
                                  "measure");

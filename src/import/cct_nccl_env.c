@@ -217,7 +217,7 @@ static bool parse_env_u64(const char *s, uint64_t *out)
         *out = v;
         return true;
     }
-    return cct_import_parse_u64(s, out);
+    return cct_parse_u64(s, out);
 }
 
 static cct_status env_bytes(const cct_nccl_env_value *v, const char *key, const char *name,
@@ -241,8 +241,8 @@ static cct_status env_channels(const cct_nccl_env *env, const char *name, int *o
         return CCT_OK;
     const cct_nccl_env_value *at = lo->set ? lo : hi;
     long a = 0, b = 0;
-    if ((lo->set && !cct_import_parse_long(lo->value, 1, 64, &a)) ||
-        (hi->set && !cct_import_parse_long(hi->value, 1, 64, &b)))
+    if ((lo->set && !cct_parse_long(lo->value, 1, 64, &a)) ||
+        (hi->set && !cct_parse_long(hi->value, 1, 64, &b)))
         return cct_error_at(err, CCT_EINVAL, name, at->line, at->col,
                             "NCCL_MIN_NCHANNELS/NCCL_MAX_NCHANNELS must be 1..64 here (%s/%s)",
                             lo->set ? lo->value : "unset", hi->set ? hi->value : "unset");

@@ -13,8 +13,7 @@
 #include <stdint.h>
 
 #include "cct_error.h"
-
-enum { CCT_EXIT_OK = 0, CCT_EXIT_FAIL = 1, CCT_EXIT_USAGE = 2, CCT_EXIT_SKIP = 77 };
+#include "cct_exit.h"
 
 typedef int (*cct_cmd_fn)(int argc, char **argv);
 
@@ -29,6 +28,10 @@ int cct_cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(pr
 /* Print "ccltune CMD: error: MESSAGE\nTry 'ccltune CMD --help'.\n"; returns CCT_EXIT_USAGE. */
 int cct_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Report a search role's outcome (cct_search.h): print err as an error (with the --help hint
+ * for CCT_EXIT_USAGE) when code is not CCT_EXIT_OK and err has a message; returns code. */
+int cct_cli_role_result(const char *cmd, int code, const cct_error *err);
 
 /* Parse a positive integer flag value (decimal, no sign, no trailing text). */
 cct_status cct_cli_parse_int(const char *text, long min, long max, long *out);

@@ -42,6 +42,14 @@ typedef struct cct_rule {
     double margin;         /* predicted gain over the runner-up, fraction; NAN when unknown */
     double margin_default; /* predicted gain over NCCL's default, fraction; NAN when unknown */
     uint64_t ref_bytes;    /* size predicted_us and the margins were evaluated at; 0: unknown */
+    /* Measured evidence at ref_bytes (the YAML key `evidence`; all 0 when absent):
+     * gain = NCCL's choice's time / this rule's time, as the median over the measured cycles,
+     * with a 95 % confidence interval [gain_lo, gain_hi]; noise = the run's own A/A noise
+     * floor there (relative, e.g. 0.03 = 3 %); cycles = paired cycles behind it.
+     * no_baseline: the source had no NCCL-default timing (imported logs), so no gain. */
+    double gain, gain_lo, gain_hi, noise;
+    int cycles;
+    bool no_baseline;
 } cct_rule;
 
 typedef enum cct_model_kind {

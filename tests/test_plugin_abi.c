@@ -828,6 +828,63 @@ static void test_measurement_forces_ll128_beyond_allowlist(void **state)
     close_plugin();
 }
 
+/* Forcing never reaches past NCCL's allowlist for this GPU and release: on a T4 (cc 7.5)
+ * under NCCL 2.24.3 no release-2.24 rule enables LL128, so CCLTUNE_FORCE=ring/ll128 must
+ * leave every entry alone (counted ll128_blocked, forced_applied 0) through the cost table
+ * (v5) and without one (v2) -- with NCCL_PROTO unlocking LL128 or not.  A table whose
+ * ll128.allowed is false (the probe saw link paths NCCL's rule refuses) is obeyed too. */
+static void force_ll128_refused(int ver, const char *why)
+{
+    open_plugin();
+    void *ctx;
+    assert_int_equal(init_ver(ver, &ctx, 8, 1, tu_logger), ncclSuccess);
+    ccltune_observation o;
+    if (ver >= 3)
+        check_call(ver, ctx, 4, 1 << 20, 1, 0, NA, -1, 0, -1, -1, 0);
+    else
+        check_v2(ver, ctx, 4, 1 << 20, 0, 0, 1, -1, -1, 0);
+    P.last(&o);
+    if (o.forced_applied != 0 || o.chosen_proto == P_LL128)
+        fail_msg("%s (v%d): LL128 forced where NCCL's rule says no", why, ver);
+    fini_ver(ver, ctx);
+    assert_int_equal(tu_field(tu_log_find(NCCL_LOG_INFO, "finalize"), "ll128_blocked"), 1);
+    close_plugin();
+}
+
+static void test_force_never_ll128_where_forbidden(void **state)
+{
+    (void)state;
+    for (int unlock = 0; unlock < 2; unlock++) {
+        for (int ver = 5; ver >= 2; ver -= 3) {
+            env_reset();
+            fake_nccl_version = 22403;
+            setenv("CCT_FAKE_GPU_NAME", "Tesla T4", 1);
+            setenv("CCT_FAKE_GPU_CC", "75", 1);
+            setenv("CCLTUNE_FORCE", "ring/ll128", 1);
+            if (unlock)
+                setenv("NCCL_PROTO", "LL,LL128,Simple", 1);
+            force_ll128_refused(ver, "T4, NCCL 2.24.3");
+        }
+    }
+    /* the table's verdict: a GPU and release NCCL enables LL128 on, paths it does not */
+    for (int ver = 5; ver >= 2; ver -= 3) {
+        env_reset();
+        setenv("CCLTUNE_FORCE", "ring/ll128", 1);
+        use_table("NVIDIA H200", "9.0", "2.28.9", 1, false, good_body);
+        force_ll128_refused(ver, "table ll128.allowed false");
+    }
+    /* the same request where NCCL's rule allows it is applied (the entry is not ignored) */
+    env_reset();
+    setenv("CCLTUNE_FORCE", "ring/ll128", 1);
+    open_plugin();
+    void *ctx;
+    assert_int_equal(init_ver(5, &ctx, 8, 1, tu_logger), ncclSuccess);
+    check_call(5, ctx, 4, 1 << 20, 1, 0, NA, -1, 0, A_RING, P_LL128, 0);
+    check_call(5, ctx, 4, 1 << 20, 1, 0, NA, A_RING, P_LL128, -1, -1, 0); /* IGNORE wins */
+    fini_ver(5, ctx);
+    close_plugin();
+}
+
 static void test_force_env(void **state)
 {
     (void)state;
@@ -952,6 +1009,7 @@ int main(void)
         cmocka_unit_test_teardown(test_measurement_mode, teardown),
         cmocka_unit_test_teardown(test_measurement_forces_ll128_beyond_allowlist, teardown),
         cmocka_unit_test_teardown(test_force_env, teardown),
+        cmocka_unit_test_teardown(test_force_never_ll128_where_forbidden, teardown),
         cmocka_unit_test_teardown(test_null_logger_and_trace, teardown),
         cmocka_unit_test_teardown(test_defensive_arguments, teardown),
     };

@@ -31,10 +31,10 @@ struct cct_pctx {
     int nccl_version;
     const cct_band_index **cands; /* per collective: [cand_off[c], cand_off[c+1]) */
     int cand_off[CCT_NUM_COLLS + 1];
-    const cct_band_index *chunk_ix[CCT_NUM_COLLS];    /* what v6 getChunkSize consults */
-    bool ll128_ok[CCT_NUM_COLLS][CCT_NUM_ALGOS];      /* runtime rule and table verdict */
-    bool ll128_runtime[CCT_NUM_COLLS][CCT_NUM_ALGOS]; /* runtime rule alone */
-    const cct_env_mask *env;                          /* v1/v2 on NCCL < 2.22 only */
+    const cct_band_index *chunk_ix[CCT_NUM_COLLS];  /* what v6 getChunkSize consults */
+    bool ll128_ok[CCT_NUM_COLLS][CCT_NUM_ALGOS];    /* runtime rule and table verdict */
+    bool ll128_force[CCT_NUM_COLLS][CCT_NUM_ALGOS]; /* what measurement mode may force */
+    const cct_env_mask *env;                        /* v1/v2 on NCCL < 2.22 only */
     const cct_constants *constants; /* the table's nccl_constants when they apply here */
     atomic_uint_fast64_t count[CCT_NUM_OUTCOMES];
 };
@@ -227,11 +227,11 @@ const cct_env_mask *cct_ctx_env(const cct_pctx *ctx)
     return ctx->env;
 }
 
-bool cct_ctx_ll128_ok(const cct_pctx *ctx, int coll, int algo, bool with_table)
+bool cct_ctx_ll128_forceable(const cct_pctx *ctx, int coll, int algo)
 {
-    if ((unsigned)coll >= CCT_NUM_COLLS || (unsigned)algo >= CCT_NUM_ALGOS)
+    if (!ctx || (unsigned)coll >= CCT_NUM_COLLS || (unsigned)algo >= CCT_NUM_ALGOS)
         return false;
-    return with_table ? ctx->ll128_ok[coll][algo] : ctx->ll128_runtime[coll][algo];
+    return ctx->ll128_force[coll][algo];
 }
 
 const cct_constants *cct_ctx_constants(const cct_pctx *ctx)
@@ -309,8 +309,14 @@ static void build_ll128(cct_pctx *ctx, const cct_pstate *ps, const cct_table *t,
              * table (v1/v2), or when NCCL_PROTO bypassed NCCL's rule, stay on the safe side. */
             bool ok = v == CCT_LL128_ALLOWED ||
                       (v == CCT_LL128_UNLESS_CUDA_11_8 && ctx->abi >= 3 && !ps->proto_env_set);
-            ctx->ll128_runtime[c][a] = ok;
             ctx->ll128_ok[c][a] = ok && t && t->ll128_allowed;
+            /* Forcing (measurement mode) may go where NCCL enables LL128 only when
+             * NCCL_PROTO asks (link paths the plugin cannot see): with a cost table NCCL
+             * has offered the entry, and the search verifies the data.  Never where the
+             * rule refuses this GPU and release, never past a loaded table's verdict, and
+             * without a cost table (v1/v2) only where the table mode would choose it. */
+            bool forceable = ctx->abi >= 3 ? v != CCT_LL128_BLOCKED : ok;
+            ctx->ll128_force[c][a] = forceable && (!t || t->ll128_allowed);
         }
     }
 }

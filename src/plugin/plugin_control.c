@@ -11,11 +11,13 @@
  * Ordinary jobs never enter this file: getCollInfo tests one relaxed atomic flag and
  * stays lock-free.  Once measurement mode is on, calls and control functions serialise on
  * one mutex, which keeps "the last observation" coherent; measurement runs are not
- * latency-critical on the CPU side.  Forcing never touches an ignored entry.  With a cost
- * table (v3+) it does force LL128 beyond NCCL's default allowlist when NCCL offers the
- * entry (the search unlocks it with NCCL_PROTO=LL,LL128,Simple): measuring whether LL128
- * corrupts data there is the point, and the search verifies every result.  Without a cost
- * table (v1/v2) nothing protects the call, so the allowlist still applies.
+ * latency-critical on the CPU side.  Forcing never touches an ignored entry and never
+ * forces LL128 where NCCL's rule refuses this GPU and NCCL release, or where a loaded
+ * table's ll128 verdict says no (cct_ctx_ll128_forceable).  With a cost table (v3+) it does
+ * force LL128 where only the link paths would make NCCL refuse and NCCL offers the entry
+ * (the search unlocks it with NCCL_PROTO=LL,LL128,Simple): measuring whether LL128 corrupts
+ * data there is the point, and the search verifies every result.  Without a cost table
+ * (v1/v2) nothing protects the call, so the table mode's verdict applies.
  */
 #include <pthread.h>
 #include <string.h>
@@ -98,7 +100,8 @@ cct_outcome cct_control_coll_costs(cct_pctx *ctx, int coll, size_t bytes, int pi
         out = CCT_OUT_BYPASSED;
         record_choice(-1, -1, 0, 0);
     } else if (forcing) {
-        out = cct_select_apply(costs, num_algo, num_proto, force.algo, force.proto, true);
+        out = cct_select_apply(costs, num_algo, num_proto, force.algo, force.proto,
+                               cct_ctx_ll128_forceable(ctx, coll, force.algo));
         if (out == CCT_OUT_OVERRIDDEN) {
             if (force.channels > 0 && n_channels)
                 *n_channels = force.channels;
@@ -141,7 +144,7 @@ cct_outcome cct_control_coll_v2(cct_pctx *ctx, int coll, size_t bytes, int colln
         cct_v2_call call = {cct_ctx_nccl_version(ctx), cct_ctx_nnodes(ctx), coll,
                             collnet_support,           nvls_support,        cct_ctx_env(ctx)};
         out = cct_select_check_v2(&call, force.algo, force.proto,
-                                  cct_ctx_ll128_ok(ctx, coll, force.algo, false));
+                                  cct_ctx_ll128_forceable(ctx, coll, force.algo));
         if (out == CCT_OUT_OVERRIDDEN && algo && proto) {
             *algo = force.algo;
             *proto = force.proto;

@@ -328,9 +328,10 @@ cct_decision cct_ctx_decide_costs(const cct_pctx *ctx, int coll, size_t bytes, i
 cct_decision cct_ctx_decide_v2(const cct_pctx *ctx, int coll, size_t bytes, int collnet_support,
                                int nvls_support, int pipe_ops, int *algo, int *proto,
                                int *n_channels);
-/* LL128 verdict for (coll, algo): with_table also requires the table's ll128 verdict
- * (measurement mode forces configurations without a table and passes false). */
-bool cct_ctx_ll128_ok(const cct_pctx *ctx, int coll, int algo, bool with_table);
+/* Whether measurement mode may force LL128 for (coll, algo): never where NCCL's rule
+ * refuses this GPU and release (cct_ll128_check) or a loaded table's ll128 verdict says no;
+ * with a cost table also where only the link paths (unseen here) would make NCCL refuse. */
+bool cct_ctx_ll128_forceable(const cct_pctx *ctx, int coll, int algo);
 const cct_env_mask *cct_ctx_env(const cct_pctx *ctx);
 int cct_ctx_nccl_version(const cct_pctx *ctx);
 void cct_ctx_count(cct_pctx *ctx, cct_outcome outcome);

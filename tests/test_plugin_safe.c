@@ -8,6 +8,11 @@
  * choice is applied.  With CCLTUNE_TABLE_UNSAFE_OK=1 a waivable file is used, with one WARN
  * saying which rule was waived; the others stay refused.  An alarm turns a hang (a FIFO
  * opened for reading) into a failure.
+ *
+ * Kernel interfaces: /proc and /sys hold "regular files" that pass the access rules (mode
+ * 0444, owned by this user or root) but are not stored files -- reading /proc/kmsg as root
+ * consumes the kernel's messages.  They must be refused by the filesystem rule before a
+ * byte is read, through the core reader and through the plugin, waiver or not.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "cct_safe_file.h"
 #include "cli_test_util.h"
 #include "plugin_test_util.h"
 #include "safe_file_cases.h"
@@ -110,11 +116,55 @@ static void every_case(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* Regular files of procfs/sysfs that pass mode, owner and folder, refused by the filesystem
+ * rule with a message naming the file system. */
+static const struct {
+    const char *path, *fs;
+} kernel_files[] = {{"/proc/self/status", "procfs"}, {"/sys/devices/system/cpu/online", "sysfs"}};
+
+static void kernel_interfaces(void **state)
+{
+    (void)state;
+    assert_true(tu_load_fake_cuda());
+    int tried = 0;
+    for (size_t i = 0; i < sizeof kernel_files / sizeof *kernel_files; i++) {
+        const char *path = kernel_files[i].path;
+        if (access(path, R_OK) != 0) {
+            print_message("skipped (absent here): %s\n", path);
+            continue;
+        }
+        tried++;
+        for (int waive = 0; waive < 2; waive++) {
+            cct_safe_rules rules = {64u << 20, !waive};
+            char *data = NULL;
+            size_t len = 0;
+            cct_error err, waived;
+            cct_status st = cct_safe_read(path, &rules, &data, &len, &err, &waived);
+            free(data);
+            if (st != CCT_EPERM || !strstr(err.msg, "(rule filesystem)") ||
+                !strstr(err.msg, kernel_files[i].fs))
+                fail_msg("%s (waiver %d): expected a refusal by the filesystem rule naming %s, "
+                         "got status %d \"%s\"",
+                         path, waive, kernel_files[i].fs, (int)st, st == CCT_OK ? "" : err.msg);
+        }
+        /* the plugin: one WARN naming the file and the rule, NCCL's defaults */
+        sf_case c = {.name = path, .rule = "rule filesystem", .detail = kernel_files[i].fs};
+        snprintf(c.path, sizeof c.path, "%s", path);
+        assert_int_equal(check_case(&c, NORMAL), 0);
+        assert_int_equal(check_case(&c, STRICT), 0);
+        assert_int_equal(check_case(&c, WAIVED), 0);
+    }
+    unsetenv("CCLTUNE_STRICT");
+    unsetenv("CCLTUNE_TABLE_UNSAFE_OK");
+    assert_true(tried >= 1);
+}
+
 int main(void)
 {
     alarm(300);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_case),
+        cmocka_unit_test(kernel_interfaces),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_unload_fake_cuda();

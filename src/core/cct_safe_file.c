@@ -9,6 +9,11 @@
  * (for messages and the directory rule) comes from /proc/self/fd, i.e. the file actually
  * opened, or realpath() where /proc is absent.  The first rule that fails is reported; with
  * the access rules waived their failure goes to `waived` and loading continues.
+ *
+ * Kernel interfaces (procfs, sysfs, debugfs, ...) hold "regular files" whose reads have side
+ * effects (/proc/kmsg consumes the kernel's messages) or never end; fstatfs() of the open
+ * descriptor names the file system, and those are refused before the first read.  A file
+ * that reports size 0 yet reads non-empty behaves like one of them and is refused too.
  */
 #include "cct_safe_file.h"
 
@@ -22,6 +27,9 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/vfs.h>
+#endif
 
 #define PREFIX "%s: unsafe file (rule %s): "
 
@@ -76,6 +84,48 @@ static cct_status refuse_size(const char *path, uint64_t size, bool at_least, ui
         snprintf(limit, sizeof limit, "%llu bytes", (unsigned long long)max);
     return cct_error_set(err, CCT_EPERM, PREFIX "%s%llu bytes, more than the limit of %s", path,
                          "size", at_least ? "at least " : "", (unsigned long long)size, limit);
+}
+
+/* File systems whose "files" are kernel interfaces, by statfs f_type (linux/magic.h).
+ * devtmpfs shares tmpfs's magic and is covered by the regular-file rule (devices). */
+static const struct {
+    unsigned long magic;
+    const char *name;
+} kernel_fs[] = {
+    {0x9fa0, "procfs"},           {0x62656572, "sysfs"},      {0x64626720, "debugfs"},
+    {0x74726163, "tracefs"},      {0x73636673, "securityfs"}, {0x27e0eb, "cgroupfs"},
+    {0x63677270, "cgroup2fs"},    {0xcafe4a11, "bpffs"},      {0x62656570, "configfs"},
+    {0x6165676c, "pstorefs"},     {0xde5e81e4, "efivarfs"},   {0x65735543, "fusectl"},
+    {0x42494e4d, "binfmt_misc"},  {0xf97cff8c, "selinuxfs"},  {0x43415d53, "smackfs"},
+    {0x6e736673, "nsfs"},         {0x1cd1, "devpts"},         {0x19800202, "mqueue"},
+    {0x67596969, "rpc_pipefs"},   {0x6e667364, "nfsd"},       {0x9fa2, "usbdevfs"},
+    {0x09041934, "anon_inodefs"}, {0x50495045, "pipefs"},     {0x534f434b, "sockfs"},
+};
+
+/* The kernel file system fd lives on, or NULL for a file system that stores files (or when
+ * fstatfs cannot tell: the other rules still apply). */
+static const char *kernel_fs_name(int fd)
+{
+#ifdef __linux__
+    struct statfs fs;
+    if (fstatfs(fd, &fs) != 0)
+        return NULL;
+    for (size_t i = 0; i < sizeof kernel_fs / sizeof kernel_fs[0]; i++)
+        if ((unsigned long)fs.f_type == kernel_fs[i].magic)
+            return kernel_fs[i].name;
+#else
+    (void)fd;
+#endif
+    return NULL;
+}
+
+static cct_status refuse_fs(const char *path, const char *resolved, const char *fs, cct_error *err)
+{
+    char buf[PATH_MAX + 64];
+    return cct_error_set(err, CCT_EPERM,
+                         PREFIX "%s on %s, a kernel interface rather than a stored file (reading "
+                                "it can have side effects)",
+                         path, "filesystem", subject(path, resolved, buf, sizeof buf), fs);
 }
 
 /* The access rules on an opened file; CCT_EPERM with the first failure in `out`. */
@@ -150,10 +200,13 @@ cct_status cct_safe_open(const char *path, const cct_safe_rules *rules, int *fd,
         return cct_error_set(err, CCT_EIO, "%s: cannot open: %s", path, strerror(errno));
     resolve_fd(f, path, resolved, sizeof resolved);
     cct_status st = CCT_OK;
+    const char *kfs;
     if (fstat(f, &sb) != 0)
         st = cct_error_set(err, CCT_EIO, "%s: cannot stat: %s", path, strerror(errno));
     else if (!S_ISREG(sb.st_mode))
         st = refuse_kind(path, resolved, sb.st_mode, err);
+    else if ((kfs = kernel_fs_name(f)) != NULL)
+        st = refuse_fs(path, resolved, kfs, err);
     else if ((uint64_t)sb.st_size > rules->max_bytes)
         st = refuse_size(path, (uint64_t)sb.st_size, false, rules->max_bytes, err);
     else if (rules->check_access)
@@ -178,7 +231,8 @@ cct_status cct_safe_read(const char *path, const cct_safe_rules *rules, char **d
     if (st != CCT_OK)
         return st;
     struct stat sb;
-    size_t cap = fstat(fd, &sb) == 0 && sb.st_size > 0 ? (size_t)sb.st_size + 1 : 4096;
+    bool empty = fstat(fd, &sb) == 0 && sb.st_size == 0;
+    size_t cap = !empty && sb.st_size > 0 ? (size_t)sb.st_size + 1 : 4096;
     if ((uint64_t)cap > rules->max_bytes + 1)
         cap = (size_t)rules->max_bytes + 1; /* one byte past the limit tells "too large" */
     size_t n = 0;
@@ -216,6 +270,11 @@ cct_status cct_safe_read(const char *path, const cct_safe_rules *rules, char **d
     close(fd);
     if (st == CCT_OK && (uint64_t)n > rules->max_bytes)
         st = refuse_size(path, (uint64_t)n, true, rules->max_bytes, err);
+    if (st == CCT_OK && empty && n > 0)
+        st = cct_error_set(err, CCT_EPERM,
+                           PREFIX "it reports size 0 but reads %zu bytes, as kernel interfaces "
+                                  "do, not a stored file",
+                           path, "filesystem", n);
     if (st != CCT_OK) {
         free(buf);
         return st;

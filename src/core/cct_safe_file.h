@@ -5,14 +5,16 @@
  * A table decides which algorithms NCCL runs in every job that loads it.  The rules, by the
  * short names used in messages (docs/plugin.md, "Safe loading"):
  *   regular-file  after following links: no directory, FIFO, device or socket
+ *   filesystem    not on a kernel interface (procfs, sysfs, ...; fstatfs), and not size 0
+ *                 by fstat yet non-empty when read
  *   size          at most max_bytes (CCT_TABLE_MAX_FILE_BYTES for tables)
  *   mode          not writable by group or others
  *   owner         owned by root or by the effective user of this process
  *   directory     its folder is not writable by others unless it has the sticky bit
  * The rules that count are judged on fstat() of the opened descriptor, so the file cannot be
  * swapped between check and read.  CCLTUNE_TABLE_UNSAFE_OK=1 waives mode, owner and
- * directory (never regular-file or size).  Nothing here prints; the only allocation is the
- * buffer cct_safe_read() returns.
+ * directory (never regular-file, filesystem or size).  Nothing here prints; the only allocation is
+ * the buffer cct_safe_read() returns.
  */
 #ifndef CCT_SAFE_FILE_H
 #define CCT_SAFE_FILE_H

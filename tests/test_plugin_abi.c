@@ -485,7 +485,10 @@ static void test_strict(void **state)
                 assert_null(ctx);
         }
         assert_int_equal(tu_log_count(NCCL_LOG_WARN, "CCLTUNE_STRICT=1"), 6);
-        (void)bad;
+        /* a communicator whose init failed never existed: no finalize line for it */
+        if (tu_log_count(0, "finalize comm") != 0)
+            fail_msg("%s: a finalize line for a failed init: %s", bad[k],
+                     tu_log_find(0, "finalize comm"));
         close_plugin();
     }
     /* a communicator shape the table does not cover is not fatal */
@@ -943,6 +946,56 @@ static void test_null_logger_and_trace(void **state)
     close_plugin();
 }
 
+/* NCCL never finalizes twice or calls after finalize, but a poisoned context turns either
+ * into an error (one WARN, nothing touched) rather than a use of freed memory -- ASan in CI
+ * would report the latter.  Many contexts in between: the poison survives reuse pressure up
+ * to the quarantine's depth. */
+static void test_calls_after_finalize(void **state)
+{
+    (void)state;
+    env_reset();
+    use_good_table();
+    open_plugin();
+    for (int ver = 6; ver >= 2; ver--) {
+        tu_log_clear();
+        void *ctx;
+        assert_int_equal(init_ver(ver, &ctx, 8, 1, tu_logger), ncclSuccess);
+        assert_non_null(ctx);
+        assert_int_equal(fini_ver(ver, ctx), ncclSuccess);
+        for (int i = 0; i < 8; i++) { /* churn: other communicators come and go */
+            void *other;
+            assert_int_equal(init_ver(ver, &other, 8, 1, tu_logger), ncclSuccess);
+            assert_int_equal(fini_ver(ver, other), ncclSuccess);
+        }
+        assert_int_not_equal(fini_ver(ver, ctx), ncclSuccess);
+        if (ver >= 3) {
+            float c[NA * NP], before[NA * NP];
+            tu_costs_fill(c, NA, NP);
+            memcpy(before, c, sizeof c);
+            int nch = 0;
+            assert_int_not_equal(costs_ver(ver, ctx, 4, 4096, 1, c, NA, NP, 0, &nch), ncclSuccess);
+            assert_memory_equal(c, before, sizeof c);
+            assert_int_equal(nch, 0);
+        } else {
+            int a, p, nch = 0;
+            assert_int_not_equal(v2_ver(ver, ctx, 4, 4096, 0, 0, 1, &a, &p, &nch), ncclSuccess);
+            assert_int_equal(a, CCT_NCCL_ALGO_UNDEF);
+            assert_int_equal(p, CCT_NCCL_PROTO_UNDEF);
+        }
+        if (ver == 6) {
+            size_t chunk = 1 << 20;
+            assert_int_not_equal(P.v6->getChunkSize(ctx, 4, 4 << 20, A_RING, P_SIMPLE, 8, &chunk),
+                                 ncclSuccess);
+            assert_int_equal(chunk, 1 << 20);
+        }
+        /* one finalize line per real finalize (10), none for the refused ones */
+        assert_int_equal(tu_log_count(NCCL_LOG_INFO, "finalize comm"), 9);
+        /* one WARN for the process, at the first misuse */
+        assert_int_equal(tu_log_count(NCCL_LOG_WARN, "finalized already"), ver == 6);
+    }
+    close_plugin();
+}
+
 /* Odd arguments NCCL never passes still must not crash or touch memory. */
 static void test_defensive_arguments(void **state)
 {
@@ -1012,6 +1065,7 @@ int main(void)
         cmocka_unit_test_teardown(test_force_never_ll128_where_forbidden, teardown),
         cmocka_unit_test_teardown(test_null_logger_and_trace, teardown),
         cmocka_unit_test_teardown(test_defensive_arguments, teardown),
+        cmocka_unit_test_teardown(test_calls_after_finalize, teardown),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     if (table_path) {

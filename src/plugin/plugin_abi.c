@@ -6,7 +6,9 @@
  * the same context code.  Rules that hold for all of them:
  *  - getCollInfo/getChunkSize always return ncclSuccess: NCCL 2.28 calls them through
  *    NCCLCHECK, so an error would fail the user's collective.  "Not sure" means "touch
- *    nothing".
+ *    nothing".  The one exception is a context finalized already, which NCCL never
+ *    passes: every entry point answers ncclInvalidArgument and touches nothing (the
+ *    context is poisoned at finalize, plugin_context.c), instead of using freed memory.
  *  - init fails only when CCLTUNE_STRICT=1 asks for it (ncclInvalidUsage); out of memory
  *    yields a NULL context, which every entry point treats as "NCCL decides".
  *  - v1 has no context argument: one process-wide context serves every communicator, so
@@ -35,17 +37,32 @@ static ncclResult_t init_common(int abi, void **ctx, uint64_t comm_id, size_t nr
     return ncclSuccess;
 }
 
+/* A context finalized already (NCCL never passes one): one WARN per process, an error,
+ * nothing touched.  The logger is the one the context was created with. */
+static ncclResult_t dead_context(void *ctx, const char *what)
+{
+    if (cct_warn_first(CCT_WARN_DEAD_CONTEXT))
+        CCT_WARN(cct_ctx_logger(ctx),
+                 "%s on a communicator context that was finalized already; "
+                 "ignored",
+                 what);
+    return ncclInvalidArgument;
+}
+
 static ncclResult_t finalize_common(void *ctx)
 {
-    cct_ctx_destroy(ctx);
-    return ncclSuccess;
+    return cct_ctx_destroy(ctx) ? ncclSuccess : dead_context(ctx, "finalize");
 }
 
 static ncclResult_t coll_costs(void *ctx, ncclFunc_t coll, size_t bytes, int pipe_ops,
                                float **costs, int num_algo, int num_proto, int reg_buff,
                                int *n_channels)
 {
-    if (ctx && costs && num_algo > 0 && num_proto > 0)
+    if (!ctx)
+        return ncclSuccess;
+    if (!cct_ctx_live(ctx))
+        return dead_context(ctx, "getCollInfo");
+    if (costs && num_algo > 0 && num_proto > 0)
         cct_ctx_coll_costs(ctx, (int)coll, bytes, pipe_ops, costs, num_algo, num_proto, reg_buff,
                            n_channels);
     return ncclSuccess;
@@ -54,9 +71,12 @@ static ncclResult_t coll_costs(void *ctx, ncclFunc_t coll, size_t bytes, int pip
 static ncclResult_t coll_v2(void *ctx, ncclFunc_t coll, size_t bytes, int collnet_support,
                             int nvls_support, int pipe_ops, int *algo, int *proto, int *n_channels)
 {
-    if (ctx)
-        cct_ctx_coll_v2(ctx, (int)coll, bytes, collnet_support, nvls_support, pipe_ops, algo, proto,
-                        n_channels);
+    if (!ctx)
+        return ncclSuccess;
+    if (!cct_ctx_live(ctx))
+        return dead_context(ctx, "getCollInfo");
+    cct_ctx_coll_v2(ctx, (int)coll, bytes, collnet_support, nvls_support, pipe_ops, algo, proto,
+                    n_channels);
     return ncclSuccess;
 }
 
@@ -82,8 +102,11 @@ static ncclResult_t init_v5(void **ctx, uint64_t comm_id, size_t nranks, size_t 
 static ncclResult_t chunk_size_v6(void *ctx, ncclFunc_t coll, size_t bytes, int algo, int proto,
                                   int n_channels, size_t *chunk)
 {
-    if (ctx)
-        cct_ctx_chunk_size(ctx, (int)coll, bytes, algo, proto, n_channels, chunk);
+    if (!ctx)
+        return ncclSuccess;
+    if (!cct_ctx_live(ctx))
+        return dead_context(ctx, "getChunkSize");
+    cct_ctx_chunk_size(ctx, (int)coll, bytes, algo, proto, n_channels, chunk);
     return ncclSuccess;
 }
 

@@ -11,9 +11,11 @@
  *
  * The context is read-only after init except for its counters (relaxed atomics: only
  * their final sums matter), so any number of threads may call into it at once.  Its
- * candidate array is its only allocation besides itself; both are freed at destroy.
+ * candidates are a range of the process-wide index, so the context itself is its only
+ * allocation; finalize poisons it (see the quarantine below).
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #include "plugin_internal.h"
 
 struct cct_pctx {
+    atomic_uint_fast64_t magic; /* CTX_LIVE until finalize, then CTX_DEAD */
     int abi;
     uint64_t comm_id;
     char label[32]; /* "0x1a2b..." (v5+) or "#7" (older ABIs have no commId) */
@@ -29,27 +32,107 @@ struct cct_pctx {
     atomic_int mode; /* CCT_OUT_OVERRIDDEN: the table applies; else every call's outcome */
     bool trace;
     int nccl_version;
-    const cct_band_index **cands; /* per collective: [cand_off[c], cand_off[c+1]) */
-    int cand_off[CCT_NUM_COLLS + 1];
+    const cct_band_index *cands;    /* this shape's sections in the state's index; NULL: none */
+    uint32_t grp[CCT_NUM_COLLS][5]; /* per collective, its sections of score 3, 2, 1, 0:
+                                     * cands[grp[c][g] .. grp[c][g + 1]) */
     const cct_band_index *chunk_ix[CCT_NUM_COLLS];  /* what v6 getChunkSize consults */
     bool ll128_ok[CCT_NUM_COLLS][CCT_NUM_ALGOS];    /* runtime rule and table verdict */
     bool ll128_force[CCT_NUM_COLLS][CCT_NUM_ALGOS]; /* what measurement mode may force */
     const cct_env_mask *env;                        /* v1/v2 on NCCL < 2.22 only */
     const cct_constants *constants; /* the table's nccl_constants when they apply here */
     atomic_uint_fast64_t count[CCT_NUM_OUTCOMES];
+    struct cct_pctx *next_dead; /* the quarantine's list */
 };
 
 static atomic_uint context_seq;
 
+/* A finalized context is poisoned, not freed at once: it waits in a FIFO quarantine of
+ * CTX_QUARANTINE contexts before its memory is reused for a new one, so a second finalize or
+ * a getCollInfo after finalize (NCCL never does either) reads CTX_DEAD and is refused instead
+ * of touching freed memory.  The quarantine is freed when the library unloads. */
+#define CTX_LIVE 0x63636c746c697665ull /* "ccltlive" */
+#define CTX_DEAD 0x63636c7464656164ull /* "ccltdead" */
+#define CTX_QUARANTINE 64
+
+static pthread_mutex_t dead_mu = PTHREAD_MUTEX_INITIALIZER;
+static cct_pctx *dead_head, *dead_tail; /* oldest first */
+static size_t n_dead;
+
+static cct_pctx *ctx_alloc(void)
+{
+    cct_pctx *ctx = NULL;
+    pthread_mutex_lock(&dead_mu);
+    if (n_dead > CTX_QUARANTINE) {
+        ctx = dead_head;
+        dead_head = ctx->next_dead;
+        if (!dead_head)
+            dead_tail = NULL;
+        n_dead--;
+    }
+    pthread_mutex_unlock(&dead_mu);
+    if (ctx)
+        memset(ctx, 0, sizeof *ctx);
+    else
+        ctx = calloc(1, sizeof *ctx);
+    return ctx;
+}
+
+static void ctx_bury(cct_pctx *ctx)
+{
+    atomic_store(&ctx->magic, CTX_DEAD);
+    ctx->next_dead = NULL;
+    pthread_mutex_lock(&dead_mu);
+    if (dead_tail)
+        dead_tail->next_dead = ctx;
+    else
+        dead_head = ctx;
+    dead_tail = ctx;
+    n_dead++;
+    pthread_mutex_unlock(&dead_mu);
+    cct_pstate_ctx_add(-1);
+}
+
+__attribute__((destructor)) static void ctx_free_quarantine(void)
+{
+    pthread_mutex_lock(&dead_mu);
+    while (dead_head) {
+        cct_pctx *next = dead_head->next_dead;
+        free(dead_head);
+        dead_head = next;
+    }
+    dead_tail = NULL;
+    n_dead = 0;
+    pthread_mutex_unlock(&dead_mu);
+}
+
+bool cct_ctx_live(const cct_pctx *ctx)
+{
+    return ctx && atomic_load_explicit(&((cct_pctx *)ctx)->magic, memory_order_relaxed) == CTX_LIVE;
+}
+
 /* ---------- the per-call path ---------- */
 
+/* The most specific section for (pipe_ops, reg_buff): score groups in order, each sorted
+ * by (pipe_ops, reg_buff), searched for the exact key the group's sections carry. */
 static inline const cct_band_index *pick(const cct_pctx *ctx, int coll, int pipe_ops, int reg_buff)
 {
-    for (int i = ctx->cand_off[coll]; i < ctx->cand_off[coll + 1]; i++) {
-        const cct_section *s = ctx->cands[i]->sec;
-        if ((s->pipe_ops == CCT_ANY || s->pipe_ops == pipe_ops) &&
-            (s->reg_buff == CCT_ANY || s->reg_buff == reg_buff))
-            return ctx->cands[i];
+    const uint32_t *g = ctx->grp[coll];
+    const cct_band_index *c = ctx->cands;
+    for (int s = 0; s < 4; s++) {
+        uint32_t lo = g[s], hi = g[s + 1];
+        if (lo == hi)
+            continue;
+        int qp = s < 2 ? pipe_ops : CCT_ANY;        /* scores 3 and 2 set pipe_ops */
+        int qr = (s & 1) == 0 ? reg_buff : CCT_ANY; /* scores 3 and 1 set reg_buff */
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (c[mid].pipe_ops < qp || (c[mid].pipe_ops == qp && c[mid].reg_buff < qr))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < g[s + 1] && c[lo].pipe_ops == qp && c[lo].reg_buff == qr)
+            return &c[lo];
     }
     return NULL;
 }
@@ -239,6 +322,11 @@ const cct_constants *cct_ctx_constants(const cct_pctx *ctx)
     return ctx ? ctx->constants : NULL;
 }
 
+ncclDebugLogger_t cct_ctx_logger(const cct_pctx *ctx)
+{
+    return ctx->log;
+}
+
 const char *cct_ctx_label(const cct_pctx *ctx)
 {
     return ctx->label;
@@ -251,44 +339,25 @@ void cct_ctx_set_ambiguous(cct_pctx *ctx)
 
 /* ---------- init ---------- */
 
-/* Order sections by specificity (pipe_ops and reg_buff set first), stable: the first
- * matching candidate is then the one cct_table_find_section would choose. */
-static int specificity(const cct_section *s)
+/* This communicator's sections: a range of the state's index, found by binary search
+ * (plugin_index.c), so init costs O(log n) whatever the table holds. */
+static void build_candidates(cct_pctx *ctx, const cct_pstate *ps, size_t *n_sec, size_t *n_rules)
 {
-    return (s->pipe_ops != CCT_ANY) * 2 + (s->reg_buff != CCT_ANY);
-}
-
-static bool build_candidates(cct_pctx *ctx, const cct_pstate *ps, size_t *n_sec, size_t *n_rules)
-{
-    const cct_table *t = &ps->table;
-    size_t total = 0;
-    for (size_t i = 0; i < t->n_sections; i++)
-        total += t->sections[i].ranks == ctx->nranks && t->sections[i].nodes == ctx->nnodes;
-    ctx->cands = calloc(total ? total : 1, sizeof *ctx->cands);
-    if (!ctx->cands)
-        return false;
-    int k = 0;
-    *n_sec = 0;
-    *n_rules = 0;
+    const cct_table_index *x = &ps->index;
+    size_t lo, hi;
+    cct_table_index_shape(x, ctx->nranks, ctx->nnodes, &lo, &hi);
+    *n_sec = hi - lo;
+    *n_rules = x->rules_before[hi] - x->rules_before[lo];
+    ctx->cands = x->ix + lo;
     for (int c = 0; c < CCT_NUM_COLLS; c++) {
-        ctx->cand_off[c] = k;
-        for (int score = 3; score >= 0; score--) {
-            for (size_t i = 0; i < t->n_sections; i++) {
-                const cct_section *s = &t->sections[i];
-                if (s->coll != c || s->ranks != ctx->nranks || s->nodes != ctx->nnodes ||
-                    specificity(s) != score)
-                    continue;
-                ctx->cands[k++] = &ps->index[i];
-                (*n_sec)++;
-                *n_rules += s->n_rules;
-            }
-        }
-        ctx->cand_off[c + 1] = k;
+        size_t g[5];
+        cct_table_index_groups(x, lo, hi, ctx->nranks, ctx->nnodes, c, g);
+        for (int k = 0; k < 5; k++)
+            ctx->grp[c][k] = (uint32_t)(g[k] - lo); /* < 2^32: the file size limit */
         /* getChunkSize is not told numPipeOps or regBuff: use the section of a single,
          * unregistered-or-unknown operation */
         ctx->chunk_ix[c] = pick(ctx, c, 1, -1);
     }
-    return true;
 }
 
 static void build_ll128(cct_pctx *ctx, const cct_pstate *ps, const cct_table *t, int cc)
@@ -366,12 +435,7 @@ static bool resolve_table(cct_pctx *ctx, const cct_pstate *ps, const cct_gpu_fac
         atomic_store(&ctx->mode, CCT_OUT_NO_SECTION); /* every call left to NCCL */
         return true;
     }
-    if (!build_candidates(ctx, ps, n_sec, n_rules)) {
-        atomic_store(&ctx->mode, CCT_OUT_TABLE_ERROR);
-        if (cct_warn_first(CCT_WARN_NO_MEMORY))
-            CCT_WARN(ctx->log, "out of memory building the communicator's rule index; NCCL's "
-                               "defaults are used");
-    }
+    build_candidates(ctx, ps, n_sec, n_rules);
     return true;
 }
 
@@ -407,12 +471,13 @@ cct_pctx *cct_ctx_create_with(const cct_pstate *ps, const cct_gpu_facts *gpu, in
 {
     *fail = false;
     const cct_gpu_facts g = *gpu;
-    cct_pctx *ctx = calloc(1, sizeof *ctx);
+    cct_pctx *ctx = ctx_alloc();
     if (!ctx) {
         if (cct_warn_first(CCT_WARN_NO_MEMORY))
             CCT_WARN(log, "out of memory creating a tuner context; NCCL's defaults are used");
         return NULL;
     }
+    atomic_store(&ctx->magic, CTX_LIVE);
     ctx->abi = abi;
     ctx->comm_id = comm_id;
     ctx->nranks = nranks > (size_t)CCT_TABLE_MAX_RANKS ? -1 : (int)nranks;
@@ -448,7 +513,7 @@ cct_pctx *cct_ctx_create_with(const cct_pstate *ps, const cct_gpu_facts *gpu, in
         ok = no_table(ctx, ps, verdict, sizeof verdict);
     if (!ok) {
         *fail = true;
-        cct_ctx_destroy(ctx);
+        ctx_bury(ctx); /* no finalize line: for NCCL this communicator never existed */
         return NULL;
     }
     char ver[32];
@@ -464,10 +529,13 @@ cct_pctx *cct_ctx_create_with(const cct_pstate *ps, const cct_gpu_facts *gpu, in
     return ctx;
 }
 
-void cct_ctx_destroy(cct_pctx *ctx)
+bool cct_ctx_destroy(cct_pctx *ctx)
 {
     if (!ctx)
-        return;
+        return true;
+    uint_fast64_t live = CTX_LIVE;
+    if (!atomic_compare_exchange_strong(&ctx->magic, &live, CTX_DEAD))
+        return false; /* finalized already (or never a context): touch nothing */
     uint64_t n[CCT_NUM_OUTCOMES], calls = 0;
     cct_ctx_counters(ctx, n);
     for (int i = 0; i < CCT_NUM_OUTCOMES; i++)
@@ -480,7 +548,6 @@ void cct_ctx_destroy(cct_pctx *ctx)
              ctx->label, ctx->nranks, ctx->nnodes, calls, n[CCT_OUT_OVERRIDDEN],
              n[CCT_OUT_NO_SECTION], n[CCT_OUT_NO_RULE], n[CCT_OUT_IGNORED], n[CCT_OUT_LL128],
              n[CCT_OUT_MISMATCH], n[CCT_OUT_TABLE_ERROR], n[CCT_OUT_BYPASSED]);
-    free(ctx->cands);
-    free(ctx);
-    cct_pstate_ctx_add(-1);
+    ctx_bury(ctx);
+    return true;
 }

@@ -7,6 +7,7 @@
  *   plugin_env.c     environment parsing: NCCL_ALGO/NCCL_PROTO as old NCCL reads them,
  *                    CCLTUNE_FORCE
  *   plugin_device.c  runtime facts: NCCL version, this GPU's name and capability
+ *   plugin_index.c   the table's sections by communicator shape, rules by size
  *   plugin_state.c   the process-wide state: the table, loaded once, shared read-only
  *   plugin_select.c  pure decisions: apply a choice to a cost table, or check a v1/v2 choice
  *   plugin_context.c one context per communicator: candidate sections, LL128 verdicts,
@@ -69,6 +70,7 @@ typedef enum cct_warn_topic {
     CCT_WARN_UNSAFE_OK,         /* a table loaded although a safe-loading rule failed (waived) */
     CCT_WARN_CONSTANTS_OLD_ABI, /* (an INFO) constants in the table, tuner ABI < v5 */
     CCT_WARN_CONSTANTS_BAD,     /* the table's constants failed validation */
+    CCT_WARN_DEAD_CONTEXT,      /* a call on a context finalized already */
     CCT_NUM_WARN_TOPICS
 } cct_warn_topic;
 bool cct_warn_first(int topic);
@@ -110,11 +112,13 @@ int cct_device_nccl_version(void);
  * driver already loaded in the process.  false (and why) when it cannot be read. */
 bool cct_device_current_gpu(char *name, size_t name_len, int *cc, char *why, size_t why_len);
 
-/* ---- plugin_index.c: the per-section search index (built once per process) ---- */
+/* ---- plugin_index.c: the search indexes (built once per process) ---- */
 
 /* Sizes are bucketed log-linearly: by bit length, then by the two bits below the top one,
  * so each power of two splits into four buckets (sizes 0..3 get one bucket each). */
 #define CCT_BAND_BUCKETS 252
+/* Sections of at most this many rules get no bucket table: their keys are searched whole. */
+#define CCT_BAND_SMALL 16
 
 static inline unsigned cct_band_bucket(uint64_t bytes)
 {
@@ -124,15 +128,25 @@ static inline unsigned cct_band_bucket(uint64_t bytes)
     return 4u * (len - 2u) + (unsigned)((bytes >> (len - 3u)) & 3u);
 }
 
+/* How specific a section's keys are: pipe_ops set counts 2, reg_buff set 1.  The most
+ * specific matching section serves a call (cct_table_find_section). */
+static inline int cct_section_score(const cct_section *s)
+{
+    return (s->pipe_ops != CCT_ANY) * 2 + (s->reg_buff != CCT_ANY);
+}
+
 typedef struct cct_band_index {
     const cct_section *sec;
     const uint64_t *keys; /* rules[i].max_bytes; NULL when the section is unusable */
-    uint32_t n;           /* number of keys */
-    /* first[k]: the rule holding the smallest size of bucket k; rules first[k] ..
-     * first[k + 1] (inclusive) hold every size of bucket k.  first[CCT_BAND_BUCKETS] = n-1. */
-    uint32_t first[CCT_BAND_BUCKETS + 1];
+    /* NULL for small sections; else first[k]: the rule holding the smallest size of bucket
+     * k; rules first[k] .. first[k + 1] (inclusive) hold every size of bucket k, and
+     * first[CCT_BAND_BUCKETS] = n-1. */
+    const uint32_t *first;
+    uint32_t n;             /* number of keys */
+    int pipe_ops, reg_buff; /* the section's, copied for the per-call search */
 } cct_band_index;
 
+/* A standalone index of one section (tests); cct_band_index_free releases it. */
 cct_status cct_band_index_build(const cct_section *section, cct_band_index *out);
 void cct_band_index_free(cct_band_index *ix);
 
@@ -143,9 +157,13 @@ static inline const cct_rule *cct_band_lookup(const cct_band_index *ix, uint64_t
         return NULL;
     if (bytes == UINT64_MAX) /* the last band ends at "inf" = UINT64_MAX and includes it */
         bytes--;
-    unsigned k = cct_band_bucket(bytes);
-    const uint64_t *base = ix->keys + ix->first[k];
-    uint32_t n = ix->first[k + 1] - ix->first[k] + 1;
+    const uint64_t *base = ix->keys;
+    uint32_t n = ix->n;
+    if (ix->first) {
+        unsigned k = cct_band_bucket(bytes);
+        base += ix->first[k];
+        n = ix->first[k + 1] - ix->first[k] + 1;
+    }
     uint64_t x = bytes + 1; /* the first key >= x ends the band holding bytes */
     while (n > 1) {
         uint32_t half = n / 2;
@@ -155,6 +173,26 @@ static inline const cct_rule *cct_band_lookup(const cct_band_index *ix, uint64_t
     base += *base < x;
     return &ix->sec->rules[base - ix->keys];
 }
+
+/* Every section of a table, indexed by shape and by size. */
+typedef struct cct_table_index {
+    /* one per section, sorted by (ranks, nodes, coll, score descending, pipe_ops, reg_buff,
+     * file order) */
+    cct_band_index *ix;
+    size_t n;
+    size_t *rules_before; /* n + 1 prefix sums of the sections' rule counts in that order */
+    uint64_t *keys;       /* storage of every section's keys */
+    uint32_t *buckets;    /* storage of the large sections' bucket tables */
+} cct_table_index;
+
+cct_status cct_table_index_build(const cct_table *t, cct_table_index *out);
+void cct_table_index_free(cct_table_index *x);
+/* The sections of communicators of (ranks, nodes): x->ix[*lo .. *hi); O(log n). */
+void cct_table_index_shape(const cct_table_index *x, int ranks, int nodes, size_t *lo, size_t *hi);
+/* Within that range, collective coll's sections by score 3, 2, 1, 0: group g is
+ * x->ix[out[g] .. out[g + 1]); out[4] ends the collective.  O(log n). */
+void cct_table_index_groups(const cct_table_index *x, size_t lo, size_t hi, int ranks, int nodes,
+                            int coll, size_t out[5]);
 
 /* ---- plugin_state.c: the process-wide table ---- */
 typedef enum cct_table_status {
@@ -169,7 +207,7 @@ typedef struct cct_pstate {
     char path[4096];
     cct_table table;       /* valid when status == CCT_TABLE_OK; read-only after load */
     size_t n_rules;        /* over all sections */
-    cct_band_index *index; /* one per table section, same order */
+    cct_table_index index; /* the table's sections by shape and size */
     cct_error err;         /* why status == CCT_TABLE_FAILED (or CCLTUNE_FORCE was rejected) */
     cct_error waived;      /* a safe-loading rule CCLTUNE_TABLE_UNSAFE_OK=1 waived; "" if none */
     bool strict;           /* CCLTUNE_STRICT */
@@ -258,8 +296,11 @@ typedef struct cct_gpu_facts {
 cct_pctx *cct_ctx_create_with(const cct_pstate *ps, const cct_gpu_facts *gpu, int abi,
                               uint64_t comm_id, size_t nranks, size_t nnodes, ncclDebugLogger_t log,
                               bool *fail);
-/* Log the finalize line and free. NULL is fine. */
-void cct_ctx_destroy(cct_pctx *ctx);
+/* Log the finalize line and retire the context (poisoned, its memory quarantined before
+ * reuse).  NULL is fine (true).  false, touching nothing, for a context finalized already. */
+bool cct_ctx_destroy(cct_pctx *ctx);
+/* Whether ctx is a context not yet finalized (false for NULL); one relaxed load. */
+bool cct_ctx_live(const cct_pctx *ctx);
 
 /* v3+: decide on a cost table; returns the outcome (already counted). */
 cct_outcome cct_ctx_coll_costs(cct_pctx *ctx, int coll, size_t bytes, int pipe_ops, float **costs,
@@ -287,6 +328,8 @@ typedef struct cct_decision {
  * fingerprint matches apart from the topology, the block present), else NULL. */
 const cct_constants *cct_ctx_constants(const cct_pctx *ctx);
 const char *cct_ctx_label(const cct_pctx *ctx);
+/* The logger the context was created with (also after finalize: the memory is quarantined). */
+ncclDebugLogger_t cct_ctx_logger(const cct_pctx *ctx);
 
 /* ---- plugin_constants.c: the table's constants into NCCL's model (v5/v6 init) ---- */
 

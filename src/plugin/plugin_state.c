@@ -8,7 +8,8 @@
  * version are read at the same moment, once.  The table path is CCLTUNE_TABLE, else
  * NCCL_TUNER_CONFIG_FILE when it names a .yaml/.yml file (that variable also serves other
  * tuners' formats); the file is read under the safe-loading rules (cct_safe_file.h) and
- * each section's search index (plugin_index.c) is built here too.
+ * the search index (plugin_index.c: sections by communicator shape, rules by size) is built
+ * here too, so a communicator's init costs a binary search whatever the table holds.
  *
  * NCCL dlcloses the plugin when its last communicator is destroyed; the destructor frees
  * the table then, unless contexts are still alive (a process exiting without destroying its
@@ -40,14 +41,6 @@ static int env_int(const char *name, int fallback)
     char *end;
     long x = strtol(v, &end, 0);
     return (*end == '\0') ? (int)x : fallback;
-}
-
-static void free_index(cct_pstate *ps)
-{
-    for (size_t i = 0; ps->index && i < ps->table.n_sections; i++)
-        cct_band_index_free(&ps->index[i]);
-    free(ps->index);
-    ps->index = NULL;
 }
 
 static void load_table(cct_pstate *ps)
@@ -94,15 +87,9 @@ static void load_table(cct_pstate *ps)
 cct_status cct_pstate_index_table(cct_pstate *ps)
 {
     ps->n_rules = 0;
-    ps->index = calloc(ps->table.n_sections ? ps->table.n_sections : 1, sizeof *ps->index);
-    for (size_t i = 0; ps->index && i < ps->table.n_sections; i++) {
+    for (size_t i = 0; i < ps->table.n_sections; i++)
         ps->n_rules += ps->table.sections[i].n_rules;
-        if (cct_band_index_build(&ps->table.sections[i], &ps->index[i]) != CCT_OK) {
-            free_index(ps);
-            break;
-        }
-    }
-    if (!ps->index) {
+    if (cct_table_index_build(&ps->table, &ps->index) != CCT_OK) {
         cct_table_destroy(&ps->table);
         return cct_error_set(&ps->err, CCT_ENOMEM, "%s: out of memory indexing the table",
                              ps->path);
@@ -112,7 +99,7 @@ cct_status cct_pstate_index_table(cct_pstate *ps)
 
 void cct_pstate_free_table(cct_pstate *ps)
 {
-    free_index(ps);
+    cct_table_index_free(&ps->index);
     cct_table_destroy(&ps->table);
 }
 

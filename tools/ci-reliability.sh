@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The reliability half of CI (docs/fuzzing.md, docs/bad-input.md): the whole test suite
 # built with AddressSanitizer + UndefinedBehaviorSanitizer (GCC; any finding aborts the
-# test), the plugin's 64-thread getCollInfo test built with ThreadSanitizer (a small build
-# of just the plugin and that test), and every libFuzzer target for a few seconds from its
-# committed seed corpus (clang).  Each in its own build folder beside the main one;
+# test; it includes test_plugin_attacks, the plugin driven through its ABI with hostile
+# input), the plugin's 64-thread tests (threads, attacks) built with ThreadSanitizer (a
+# small build of just the plugin and those tests), and every libFuzzer target for a few
+# seconds from its committed seed corpus (clang).  Each in its own build folder beside the main one;
 # tools/test-counts.py adds up their meson counts.  Exit status 0 only if every step passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,13 +27,14 @@ fi
 { ninja -C "$ASAN_BUILD" >/dev/null &&
   meson test -C "$ASAN_BUILD" --print-errorlogs --num-processes "$jobs"; } || rc=1
 
-echo "== ThreadSanitizer: getCollInfo from 64 threads on shared contexts ($TSAN_BUILD)"
+echo "== ThreadSanitizer: the plugin's thread and attack tests (64 threads) ($TSAN_BUILD)"
 if [ ! -f "$TSAN_BUILD/build.ninja" ]; then
   meson setup "$TSAN_BUILD" -Dwerror=true -Dcuda=disabled -Db_sanitize=thread >/dev/null || rc=1
 fi
-{ ninja -C "$TSAN_BUILD" tests/test_plugin_threads src/plugin/libnccl-tuner-ccltune.so \
-    tests/fake_cuda/libcuda.so.1 >/dev/null &&
-  meson test -C "$TSAN_BUILD" --no-rebuild --print-errorlogs plugin_threads; } || rc=1
+{ ninja -C "$TSAN_BUILD" tests/test_plugin_threads tests/test_plugin_attacks \
+    src/plugin/libnccl-tuner-ccltune.so tests/fake_cuda/libcuda.so.1 >/dev/null &&
+  meson test -C "$TSAN_BUILD" --no-rebuild --print-errorlogs plugin_threads plugin_attacks; } ||
+  rc=1
 
 echo "== libFuzzer: each target from its seed corpus ($FUZZ_BUILD)"
 if [ ! -f "$FUZZ_BUILD/build.ninja" ]; then

@@ -68,15 +68,16 @@ void cct_table_destroy(cct_table *table)
     cct_table_init(table);
 }
 
-/* Make room for one more element.  Capacity is not stored: it is max(4, count) rounded up
- * to a power of two, so reallocating exactly when count is 0 or a power of two keeps
- * appends amortised O(1). */
+/* Make room for one more element.  Capacity is not stored: it is count rounded up to a
+ * power of two, so reallocating exactly when count is 0 or a power of two keeps appends
+ * amortised O(1), and a section of one rule holds one rule, not four (tables of hundreds of
+ * thousands of small sections are loaded inside jobs). */
 static void *grow_one(void *array, size_t count, size_t elem)
 {
     bool power_of_two = count && (count & (count - 1)) == 0;
-    if (count != 0 && (!power_of_two || count < 4))
+    if (count != 0 && !power_of_two)
         return array;
-    size_t new_cap = count < 4 ? 4 : count * 2;
+    size_t new_cap = count == 0 ? 1 : count * 2;
     return realloc(array, new_cap * elem);
 }
 

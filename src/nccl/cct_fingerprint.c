@@ -98,6 +98,12 @@ static bool has_topology(const cct_table *t, int nranks, int nnodes)
 cct_fp_verdict cct_fingerprint_check(const cct_table *t, const cct_runtime *rt, char *msg,
                                      size_t len)
 {
+    return cct_fingerprint_check_shape(t, rt, has_topology(t, rt->nranks, rt->nnodes), msg, len);
+}
+
+cct_fp_verdict cct_fingerprint_check_shape(const cct_table *t, const cct_runtime *rt,
+                                           bool has_shape, char *msg, size_t len)
+{
     const cct_fingerprint *fp = &t->fingerprint;
     char a[16], b[16];
     if (fp->gpu) {
@@ -139,7 +145,7 @@ cct_fp_verdict cct_fingerprint_check(const cct_table *t, const cct_runtime *rt, 
                    "table was measured with %d rank processes sharing each GPU (NCCL_HOSTID "
                    "per rank, ranks joined by sockets); it applies only where NCCL_HOSTID is set",
                    fp->ranks_per_gpu);
-    if (!has_topology(t, rt->nranks, rt->nnodes))
+    if (!has_shape)
         return say(CCT_FP_TOPOLOGY, msg, len, "table has no section for ranks=%d nodes=%d",
                    rt->nranks, rt->nnodes);
     if (patch_note)

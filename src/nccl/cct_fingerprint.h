@@ -52,6 +52,10 @@ const char *cct_fp_verdict_name(cct_fp_verdict verdict);
  * Fingerprint fields the table leaves unset (gpu NULL, cc 0) are not checked. */
 cct_fp_verdict cct_fingerprint_check(const cct_table *table, const cct_runtime *rt, char *msg,
                                      size_t len);
+/* The same, with whether the table has a section for (rt->nranks, rt->nnodes) given by the
+ * caller (the plugin's index knows in O(log n); cct_fingerprint_check scans the sections). */
+cct_fp_verdict cct_fingerprint_check_shape(const cct_table *table, const cct_runtime *rt,
+                                           bool has_shape, char *msg, size_t len);
 
 /* "2.28.9" -> 22809, "2.28" -> 22800 (NCCL_VERSION_CODE); -1 when malformed. */
 int cct_nccl_version_parse(const char *text);

@@ -401,6 +401,8 @@ static const char *abi_versions(int abi)
 static bool resolve_table(cct_pctx *ctx, const cct_pstate *ps, const cct_gpu_facts *g,
                           char *verdict_text, size_t len, size_t *n_sec, size_t *n_rules)
 {
+    size_t lo, hi;
+    cct_table_index_shape(&ps->index, ctx->nranks, ctx->nnodes, &lo, &hi);
     cct_runtime rt = {g->known ? g->name : NULL,
                       g->cc,
                       ps->nccl_version,
@@ -408,7 +410,7 @@ static bool resolve_table(cct_pctx *ctx, const cct_pstate *ps, const cct_gpu_fac
                       ctx->nnodes,
                       ps->hostid_set};
     char msg[512];
-    cct_fp_verdict v = cct_fingerprint_check(&ps->table, &rt, msg, sizeof msg);
+    cct_fp_verdict v = cct_fingerprint_check_shape(&ps->table, &rt, hi > lo, msg, sizeof msg);
     char ver[32];
     cct_nccl_version_format(ps->nccl_version, ver, sizeof ver);
     const char *sep = g->why[0] ? "; " : "";

@@ -2,7 +2,9 @@
  * test_plugin_select.c - the plugin's pure decision code, linked directly (no dlopen):
  * applying a choice to synthetic cost tables (src/plugin/plugin_select.c), NCCL's own
  * argmin, the v1/v2 admissibility rules of NCCL 2.19-2.21, and the environment parsers
- * (NCCL_ALGO/NCCL_PROTO with NCCL's list syntax, CCLTUNE_FORCE) of plugin_env.c.
+ * (NCCL_ALGO/NCCL_PROTO with NCCL's list syntax, CCLTUNE_FORCE) of plugin_env.c, and the
+ * search indexes of plugin_index.c (rules by size, sections by shape) against the table's
+ * reference lookups.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -294,11 +296,11 @@ static void check_size(const cct_band_index *ix, const cct_section *s, uint64_t 
 static void test_band_index_matches_reference(void **state)
 {
     (void)state;
-    static const int counts[] = {1, 2, 3, 7, 64, 300, 5000};
-    for (int round = 0; round < 60; round++) {
+    static const int counts[] = {1, 2, 3, 7, 16, 17, 64, 300, 5000};
+    for (int round = 0; round < 90; round++) {
         cct_section s;
         memset(&s, 0, sizeof s);
-        int n = counts[round % 7];
+        int n = counts[round % 9];
         uint64_t lo = 0;
         for (int i = 0; i < n; i++) {
             cct_rule r = cct_rule_blank();
@@ -354,6 +356,86 @@ static void test_band_index_matches_reference(void **state)
     assert_int_equal(cct_band_bucket(UINT64_MAX), CCT_BAND_BUCKETS - 1);
 }
 
+/* The per-process shape index (plugin_index.c) and a context's section choice against the
+ * reference, cct_table_find_section + cct_section_lookup, on random tables of many shapes:
+ * sections with and without pipe_ops/reg_buff in random file order, duplicates included
+ * (the first in file order wins), every key a call can bring, absent shapes too. */
+static void test_shape_index_matches_reference(void **state)
+{
+    (void)state;
+    static const int ranks[] = {2, 3, 8, 1 << 20}, nodes[] = {1, 2};
+    static const int pipes[] = {CCT_ANY, 1, 2, 3}, regs[] = {CCT_ANY, 0, 1};
+    for (int round = 0; round < 40; round++) {
+        static cct_pstate ps; /* large: not on the stack */
+        memset(&ps, 0, sizeof ps);
+        cct_table_init(&ps.table);
+        ps.table.ll128_allowed = true;
+        int n_sections = 1 + (int)(next_rnd() % 120);
+        for (int i = 0; i < n_sections; i++) {
+            cct_section *sec = cct_table_add_section(&ps.table, (int)(next_rnd() % CCT_NUM_COLLS),
+                                                     ranks[next_rnd() % 3], nodes[next_rnd() % 2]);
+            assert_non_null(sec);
+            sec->pipe_ops = pipes[next_rnd() % 4];
+            sec->reg_buff = regs[next_rnd() % 3];
+            int n_rules = 1 + (int)(next_rnd() % 3);
+            for (int k = 0; k < n_rules; k++) {
+                cct_rule r = cct_rule_blank();
+                r.min_bytes = k == 0 ? 0 : (uint64_t)1 << (10 * k);
+                r.max_bytes = k + 1 == n_rules ? CCT_BYTES_INF : (uint64_t)1 << (10 * (k + 1));
+                r.algo = (int)(next_rnd() % 2) ? CCT_ALGO_RING : CCT_ALGO_TREE;
+                r.proto = (int)(next_rnd() % 2) ? CCT_PROTO_SIMPLE : CCT_PROTO_LL;
+                r.channels = 1 + (int)(next_rnd() % 64); /* tells sections apart */
+                assert_int_equal(cct_section_add_rule(sec, &r), CCT_OK);
+            }
+        }
+        assert_int_equal(cct_pstate_index_table(&ps), CCT_OK);
+        ps.status = CCT_TABLE_OK;
+        ps.nccl_version = 22809;
+        cct_env_mask_parse(NULL, NULL, &ps.env);
+        cct_gpu_facts g = {.known = true, .cc = 90};
+        snprintf(g.name, sizeof g.name, "NVIDIA H200");
+        for (int ri = 0; ri < 4; ri++) {
+            for (int ni = 0; ni < 2; ni++) {
+                bool fail = false;
+                cct_pctx *ctx = cct_ctx_create_with(&ps, &g, 5, 1, (size_t)ranks[ri],
+                                                    (size_t)nodes[ni], NULL, &fail);
+                assert_non_null(ctx);
+                for (int coll = -1; coll <= CCT_NUM_COLLS; coll++) {
+                    for (int pipe = -1; pipe <= 4; pipe++) {
+                        for (int reg = -1; reg <= 1; reg++) {
+                            for (uint64_t bytes = 1; bytes < ((uint64_t)1 << 40); bytes <<= 5) {
+                                const cct_section *want_s = cct_table_find_section(
+                                    &ps.table, coll, ranks[ri], nodes[ni], pipe, reg);
+                                const cct_rule *want =
+                                    want_s ? cct_section_lookup(want_s, bytes) : NULL;
+                                float c[NA * NP];
+                                fill(c);
+                                int nch = 0;
+                                cct_decision d = cct_ctx_decide_costs(ctx, coll, bytes, pipe, reg,
+                                                                      c, NA, NP, &nch);
+                                bool same = want ? d.algo == want->algo && d.proto == want->proto &&
+                                                       d.channels == want->channels
+                                                 : d.algo == -1;
+                                if (!same)
+                                    fail_msg("round %d ranks %d nodes %d coll %d pipe_ops %d "
+                                             "reg_buff %d bytes %llu: chose %d/%d/%d, reference "
+                                             "%d/%d/%d",
+                                             round, ranks[ri], nodes[ni], coll, pipe, reg,
+                                             (unsigned long long)bytes, d.algo, d.proto, d.channels,
+                                             want ? want->algo : -1, want ? want->proto : -1,
+                                             want ? want->channels : 0);
+                            }
+                        }
+                    }
+                }
+                assert_true(cct_ctx_destroy(ctx));
+                assert_false(cct_ctx_destroy(ctx)); /* poisoned: refused, nothing freed twice */
+            }
+        }
+        cct_pstate_free_table(&ps);
+    }
+}
+
 static void test_outcome_names(void **state)
 {
     (void)state;
@@ -382,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_force_syntax),
         cmocka_unit_test(test_env_flag),
         cmocka_unit_test(test_band_index_matches_reference),
+        cmocka_unit_test(test_shape_index_matches_reference),
         cmocka_unit_test(test_outcome_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

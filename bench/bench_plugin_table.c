@@ -11,7 +11,9 @@
  * and the median and worst of later inits (+ finalize) for a communicator shape the table
  * has and one it has not.  docs/benchmarks.md records the figures with box and date.
  * Usage: bench_plugin_table [--shape NAME] [--inits N] [--max-bytes N]
- *   shapes: sections1 (one-rule sections), rules (one section), sections16, sections4
+ *   shapes: sectionsN (sections of N rules; sections1, sections5 and sections16 by default:
+ *   the most sections, the smallest with a bucket table, a typical fitted section) and rules
+ *   (one section of as many rules as fit)
  */
 #include <malloc.h>
 #include <stdint.h>
@@ -83,10 +85,7 @@ static void section(buf *b, int ranks, int n)
  * count of a section every collective has (for the "present" init). */
 static char *make_table(const char *shape, size_t max_bytes, long *n_sections)
 {
-    int per = strcmp(shape, "sections1") == 0    ? 1
-              : strcmp(shape, "sections4") == 0  ? 4
-              : strcmp(shape, "sections16") == 0 ? 16
-                                                 : 0;
+    int per = strncmp(shape, "sections", 8) == 0 ? atoi(shape + 8) : 0; /* "rules": 0 */
     buf b = {malloc(1 << 20), 0, 1 << 20};
     char *head = tu_table_yaml("NVIDIA H200", "9.0", "2.28.9", 1, true, "");
     put(&b, "%s", head);
@@ -237,7 +236,7 @@ int main(int argc, char **argv)
             max_bytes = (size_t)atoll(argv[++i]);
         else {
             fprintf(stderr,
-                    "usage: %s [--shape sections1|rules|sections16|sections4] "
+                    "usage: %s [--shape sectionsN|rules] "
                     "[--inits N] [--max-bytes N]\n",
                     argv[0]);
             return 2;
@@ -251,7 +250,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "set CCT_FAKE_CUDA to the stand-in driver (build/tests/fake_cuda)\n");
         return 1;
     }
-    static const char *const shapes[] = {"sections1", "rules", "sections16", "sections4"};
+    static const char *const shapes[] = {"sections1", "sections5", "sections16", "rules"};
     int rc = 0;
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         if (!only || strcmp(only, shapes[i]) == 0)

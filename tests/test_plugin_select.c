@@ -296,11 +296,11 @@ static void check_size(const cct_band_index *ix, const cct_section *s, uint64_t 
 static void test_band_index_matches_reference(void **state)
 {
     (void)state;
-    static const int counts[] = {1, 2, 3, 7, 16, 17, 64, 300, 5000};
-    for (int round = 0; round < 90; round++) {
+    static const int counts[] = {1, 2, 3, 4, 5, 7, 17, 64, 256, 257, 300, 5000};
+    for (int round = 0; round < 120; round++) {
         cct_section s;
         memset(&s, 0, sizeof s);
-        int n = counts[round % 9];
+        int n = counts[round % 12];
         uint64_t lo = 0;
         for (int i = 0; i < n; i++) {
             cct_rule r = cct_rule_blank();

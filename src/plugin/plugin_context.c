@@ -23,7 +23,7 @@
 #include "plugin_internal.h"
 
 struct cct_pctx {
-    atomic_uint_fast64_t magic; /* CTX_LIVE until finalize, then CTX_DEAD */
+    cct_pctx_head head; /* first: the poison word cct_ctx_live() reads */
     int abi;
     uint64_t comm_id;
     char label[32]; /* "0x1a2b..." (v5+) or "#7" (older ABIs have no commId) */
@@ -48,10 +48,8 @@ static atomic_uint context_seq;
 
 /* A finalized context is poisoned, not freed at once: it waits in a FIFO quarantine of
  * CTX_QUARANTINE contexts before its memory is reused for a new one, so a second finalize or
- * a getCollInfo after finalize (NCCL never does either) reads CTX_DEAD and is refused instead
+ * a getCollInfo after finalize (NCCL never does either) reads CCT_CTX_DEAD and is refused instead
  * of touching freed memory.  The quarantine is freed when the library unloads. */
-#define CTX_LIVE 0x63636c746c697665ull /* "ccltlive" */
-#define CTX_DEAD 0x63636c7464656164ull /* "ccltdead" */
 #define CTX_QUARANTINE 64
 
 static pthread_mutex_t dead_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -79,7 +77,7 @@ static cct_pctx *ctx_alloc(void)
 
 static void ctx_bury(cct_pctx *ctx)
 {
-    atomic_store(&ctx->magic, CTX_DEAD);
+    atomic_store(&ctx->head.magic, CCT_CTX_DEAD);
     ctx->next_dead = NULL;
     pthread_mutex_lock(&dead_mu);
     if (dead_tail)
@@ -105,11 +103,6 @@ __attribute__((destructor)) static void ctx_free_quarantine(void)
     pthread_mutex_unlock(&dead_mu);
 }
 
-bool cct_ctx_live(const cct_pctx *ctx)
-{
-    return ctx && atomic_load_explicit(&((cct_pctx *)ctx)->magic, memory_order_relaxed) == CTX_LIVE;
-}
-
 /* ---------- the per-call path ---------- */
 
 /* The most specific section for (pipe_ops, reg_buff): score groups in order, each sorted
@@ -118,6 +111,8 @@ static inline const cct_band_index *pick(const cct_pctx *ctx, int coll, int pipe
 {
     const uint32_t *g = ctx->grp[coll];
     const cct_band_index *c = ctx->cands;
+    if (g[0] == g[3]) /* the common case: only sections for any pipe_ops and reg_buff */
+        return g[3] < g[4] ? &c[g[3]] : NULL;
     for (int s = 0; s < 4; s++) {
         uint32_t lo = g[s], hi = g[s + 1];
         if (lo == hi)
@@ -479,7 +474,7 @@ cct_pctx *cct_ctx_create_with(const cct_pstate *ps, const cct_gpu_facts *gpu, in
             CCT_WARN(log, "out of memory creating a tuner context; NCCL's defaults are used");
         return NULL;
     }
-    atomic_store(&ctx->magic, CTX_LIVE);
+    atomic_store(&ctx->head.magic, CCT_CTX_LIVE);
     ctx->abi = abi;
     ctx->comm_id = comm_id;
     ctx->nranks = nranks > (size_t)CCT_TABLE_MAX_RANKS ? -1 : (int)nranks;
@@ -535,8 +530,8 @@ bool cct_ctx_destroy(cct_pctx *ctx)
 {
     if (!ctx)
         return true;
-    uint_fast64_t live = CTX_LIVE;
-    if (!atomic_compare_exchange_strong(&ctx->magic, &live, CTX_DEAD))
+    uint_fast64_t live = CCT_CTX_LIVE;
+    if (!atomic_compare_exchange_strong(&ctx->head.magic, &live, CCT_CTX_DEAD))
         return false; /* finalized already (or never a context): touch nothing */
     uint64_t n[CCT_NUM_OUTCOMES], calls = 0;
     cct_ctx_counters(ctx, n);

@@ -14,11 +14,13 @@
  * over the rules array.  The index searches a compact copy instead: the rules' upper bounds
  * as a dense uint64_t array (8 bytes per rule), and, for sections of more than
  * CCT_BAND_SMALL rules, for each size bucket (a quarter of a power of two; see
- * cct_band_bucket) the first rule that can hold a size of that bucket.  A lookup finds the
- * bucket with one count-leading-zeros and a shift, then does a branch-free lower-bound
- * search among the few rules of that bucket; small sections search all their keys.  Every
- * section's keys and bucket table live in two arrays shared by the whole table, so memory
- * is proportional to the table: 48 bytes per section, 8 per rule, ~1 KB per large section.
+ * cct_band_bucket) the first rule that can hold a size of that bucket -- one byte per
+ * bucket up to 256 rules, four beyond.  A lookup finds the bucket with one
+ * count-leading-zeros and a shift, then does a branch-free lower-bound search among the few
+ * rules of that bucket; small sections search all their keys.  Every section's keys and
+ * bucket table live in arrays shared by the whole table, so memory is proportional to the
+ * table: 56 bytes per section, 8 per rule, 253 bytes per section of 5..256 rules (a few
+ * hundred bytes of YAML at least), 1 KB per larger one.
  * test_plugin_select checks the answers against cct_section_lookup on random sections.
  *
  * Ownership: cct_band_index_build allocates a standalone index's keys (tests);
@@ -48,67 +50,77 @@ static bool section_usable(const cct_section *s)
            s->rules[s->n_rules - 1].max_bytes == CCT_BYTES_INF;
 }
 
-/* Fill ix for s from caller-provided storage: keys (n_rules entries) and, when the section
- * is large, first (CCT_BAND_BUCKETS + 1 entries). */
-static void band_fill(const cct_section *s, uint64_t *keys, uint32_t *first, cct_band_index *ix)
+/* Which bucket table a section gets: none (searched whole), one byte per bucket (rule
+ * numbers < 256), or four. */
+typedef enum width { WIDTH_NONE, WIDTH_8, WIDTH_32 } width;
+
+static width bucket_width(const cct_section *s)
 {
-    ix->sec = s;
-    ix->keys = NULL;
-    ix->first = NULL;
-    ix->n = 0;
-    ix->pipe_ops = s->pipe_ops;
-    ix->reg_buff = s->reg_buff;
+    if (!section_usable(s) || s->n_rules <= CCT_BAND_SMALL)
+        return WIDTH_NONE;
+    return s->n_rules <= 256 ? WIDTH_8 : WIDTH_32;
+}
+
+/* Fill ix for s from caller-provided storage: keys (n_rules entries) and the bucket table
+ * bucket_width() asks for (CCT_BAND_BUCKETS + 1 entries; the other pointer NULL). */
+static void band_fill(const cct_section *s, uint64_t *keys, uint8_t *first8, uint32_t *first32,
+                      cct_band_index *ix)
+{
+    *ix = (cct_band_index){s, NULL, NULL, NULL, 0, s->pipe_ops, s->reg_buff};
     if (!section_usable(s))
         return; /* lookups answer NULL */
     uint32_t n = (uint32_t)s->n_rules;
     for (uint32_t i = 0; i < n; i++)
         keys[i] = s->rules[i].max_bytes;
-    if (first) {
-        for (unsigned k = 0; k < CCT_BAND_BUCKETS; k++) {
-            /* smallest size of bucket k: the inverse of cct_band_bucket */
-            uint64_t low;
-            if (k < 4) {
-                low = k;
-            } else {
-                unsigned len = k / 4 + 2, sub = k % 4;
-                low = (uint64_t)(4 + sub) << (len - 3);
-            }
-            first[k] = first_above(keys, n, low);
+    for (unsigned k = 0; (first8 || first32) && k <= CCT_BAND_BUCKETS; k++) {
+        /* smallest size of bucket k: the inverse of cct_band_bucket */
+        uint64_t low;
+        if (k < 4) {
+            low = k;
+        } else {
+            unsigned len = k / 4 + 2, sub = k % 4;
+            low = (uint64_t)(4 + sub) << (len - 3);
         }
-        first[CCT_BAND_BUCKETS] = n - 1; /* the last rule ends at inf */
+        /* the last entry ends the table: the last rule, which ends at inf */
+        uint32_t v = k == CCT_BAND_BUCKETS ? n - 1 : first_above(keys, n, low);
+        if (first8)
+            first8[k] = (uint8_t)v;
+        else
+            first32[k] = v;
     }
     ix->keys = keys;
-    ix->first = first;
+    ix->first8 = first8;
+    ix->first32 = first32;
     ix->n = n;
-}
-
-static bool wants_buckets(const cct_section *s)
-{
-    return section_usable(s) && s->n_rules > CCT_BAND_SMALL;
 }
 
 cct_status cct_band_index_build(const cct_section *s, cct_band_index *ix)
 {
-    *ix = (cct_band_index){s, NULL, NULL, 0, s->pipe_ops, s->reg_buff}; /* answers NULL */
+    *ix = (cct_band_index){s, NULL, NULL, NULL, 0, s->pipe_ops, s->reg_buff}; /* answers NULL */
     if (!section_usable(s))
         return CCT_OK;
+    width w = bucket_width(s);
     uint64_t *keys = malloc(s->n_rules * sizeof *keys);
-    uint32_t *first = wants_buckets(s) ? malloc((CCT_BAND_BUCKETS + 1) * sizeof *first) : NULL;
-    if (!keys || (wants_buckets(s) && !first)) {
+    uint8_t *f8 = w == WIDTH_8 ? malloc(CCT_BAND_BUCKETS + 1) : NULL;
+    uint32_t *f32 = w == WIDTH_32 ? malloc((CCT_BAND_BUCKETS + 1) * sizeof *f32) : NULL;
+    if (!keys || (w == WIDTH_8 && !f8) || (w == WIDTH_32 && !f32)) {
         free(keys);
-        free(first);
+        free(f8);
+        free(f32);
         return CCT_ENOMEM;
     }
-    band_fill(s, keys, first, ix);
+    band_fill(s, keys, f8, f32, ix);
     return CCT_OK;
 }
 
 void cct_band_index_free(cct_band_index *ix)
 {
     free((void *)ix->keys);
-    free((void *)ix->first);
+    free((void *)ix->first8);
+    free((void *)ix->first32);
     ix->keys = NULL;
-    ix->first = NULL;
+    ix->first8 = NULL;
+    ix->first32 = NULL;
     ix->n = 0;
 }
 
@@ -145,24 +157,27 @@ void cct_table_index_free(cct_table_index *x)
     free(x->ix);
     free(x->rules_before);
     free(x->keys);
-    free(x->buckets);
+    free(x->buckets8);
+    free(x->buckets32);
     *x = (cct_table_index){0};
 }
 
 cct_status cct_table_index_build(const cct_table *t, cct_table_index *x)
 {
     *x = (cct_table_index){0};
-    size_t n = t->n_sections, n_keys = 0, n_large = 0;
+    size_t n = t->n_sections, n_keys = 0, n8 = 0, n32 = 0;
     for (size_t i = 0; i < n; i++) {
         if (section_usable(&t->sections[i]))
             n_keys += t->sections[i].n_rules;
-        n_large += wants_buckets(&t->sections[i]);
+        n8 += bucket_width(&t->sections[i]) == WIDTH_8;
+        n32 += bucket_width(&t->sections[i]) == WIDTH_32;
     }
     x->ix = malloc((n ? n : 1) * sizeof *x->ix);
     x->rules_before = malloc((n + 1) * sizeof *x->rules_before);
     x->keys = malloc((n_keys ? n_keys : 1) * sizeof *x->keys);
-    x->buckets = malloc((n_large ? n_large : 1) * (CCT_BAND_BUCKETS + 1) * sizeof *x->buckets);
-    if (!x->ix || !x->rules_before || !x->keys || !x->buckets) {
+    x->buckets8 = malloc((n8 ? n8 : 1) * (CCT_BAND_BUCKETS + 1));
+    x->buckets32 = malloc((n32 ? n32 : 1) * (CCT_BAND_BUCKETS + 1) * sizeof *x->buckets32);
+    if (!x->ix || !x->rules_before || !x->keys || !x->buckets8 || !x->buckets32) {
         cct_table_index_free(x);
         return CCT_ENOMEM;
     }
@@ -170,14 +185,16 @@ cct_status cct_table_index_build(const cct_table *t, cct_table_index *x)
         x->ix[i].sec = &t->sections[i];
     qsort(x->ix, n, sizeof *x->ix, shape_cmp);
     uint64_t *keys = x->keys;
-    uint32_t *buckets = x->buckets;
+    uint8_t *b8 = x->buckets8;
+    uint32_t *b32 = x->buckets32;
     x->rules_before[0] = 0;
     for (size_t i = 0; i < n; i++) {
         const cct_section *s = x->ix[i].sec;
-        bool large = wants_buckets(s);
-        band_fill(s, keys, large ? buckets : NULL, &x->ix[i]);
+        width w = bucket_width(s);
+        band_fill(s, keys, w == WIDTH_8 ? b8 : NULL, w == WIDTH_32 ? b32 : NULL, &x->ix[i]);
         keys += x->ix[i].n;
-        buckets += large ? CCT_BAND_BUCKETS + 1 : 0;
+        b8 += w == WIDTH_8 ? CCT_BAND_BUCKETS + 1 : 0;
+        b32 += w == WIDTH_32 ? CCT_BAND_BUCKETS + 1 : 0;
         x->rules_before[i + 1] = x->rules_before[i] + s->n_rules;
     }
     x->n = n;

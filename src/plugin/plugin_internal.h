@@ -118,7 +118,7 @@ bool cct_device_current_gpu(char *name, size_t name_len, int *cc, char *why, siz
  * so each power of two splits into four buckets (sizes 0..3 get one bucket each). */
 #define CCT_BAND_BUCKETS 252
 /* Sections of at most this many rules get no bucket table: their keys are searched whole. */
-#define CCT_BAND_SMALL 16
+#define CCT_BAND_SMALL 4
 
 static inline unsigned cct_band_bucket(uint64_t bytes)
 {
@@ -138,10 +138,11 @@ static inline int cct_section_score(const cct_section *s)
 typedef struct cct_band_index {
     const cct_section *sec;
     const uint64_t *keys; /* rules[i].max_bytes; NULL when the section is unusable */
-    /* NULL for small sections; else first[k]: the rule holding the smallest size of bucket
-     * k; rules first[k] .. first[k + 1] (inclusive) hold every size of bucket k, and
-     * first[CCT_BAND_BUCKETS] = n-1. */
-    const uint32_t *first;
+    /* Small sections have neither; others one: first[k] is the rule holding the smallest
+     * size of bucket k; rules first[k] .. first[k + 1] (inclusive) hold every size of bucket
+     * k, and first[CCT_BAND_BUCKETS] = n-1.  first8 up to 256 rules, first32 beyond. */
+    const uint8_t *first8;
+    const uint32_t *first32;
     uint32_t n;             /* number of keys */
     int pipe_ops, reg_buff; /* the section's, copied for the per-call search */
 } cct_band_index;
@@ -159,10 +160,14 @@ static inline const cct_rule *cct_band_lookup(const cct_band_index *ix, uint64_t
         bytes--;
     const uint64_t *base = ix->keys;
     uint32_t n = ix->n;
-    if (ix->first) {
+    if (ix->first8) {
         unsigned k = cct_band_bucket(bytes);
-        base += ix->first[k];
-        n = ix->first[k + 1] - ix->first[k] + 1;
+        base += ix->first8[k];
+        n = (uint32_t)(ix->first8[k + 1] - ix->first8[k]) + 1;
+    } else if (ix->first32) {
+        unsigned k = cct_band_bucket(bytes);
+        base += ix->first32[k];
+        n = ix->first32[k + 1] - ix->first32[k] + 1;
     }
     uint64_t x = bytes + 1; /* the first key >= x ends the band holding bytes */
     while (n > 1) {
@@ -182,7 +187,8 @@ typedef struct cct_table_index {
     size_t n;
     size_t *rules_before; /* n + 1 prefix sums of the sections' rule counts in that order */
     uint64_t *keys;       /* storage of every section's keys */
-    uint32_t *buckets;    /* storage of the large sections' bucket tables */
+    uint8_t *buckets8;    /* storage of the bucket tables of sections of 5..256 rules */
+    uint32_t *buckets32;  /* and of larger sections */
 } cct_table_index;
 
 cct_status cct_table_index_build(const cct_table *t, cct_table_index *out);
@@ -299,8 +305,19 @@ cct_pctx *cct_ctx_create_with(const cct_pstate *ps, const cct_gpu_facts *gpu, in
 /* Log the finalize line and retire the context (poisoned, its memory quarantined before
  * reuse).  NULL is fine (true).  false, touching nothing, for a context finalized already. */
 bool cct_ctx_destroy(cct_pctx *ctx);
+/* Every context starts with its poison word: CCT_CTX_LIVE until finalize, then
+ * CCT_CTX_DEAD.  Here so the per-call check inlines into the ABI adapters. */
+#define CCT_CTX_LIVE 0x63636c746c697665ull /* "ccltlive" */
+#define CCT_CTX_DEAD 0x63636c7464656164ull /* "ccltdead" */
+typedef struct cct_pctx_head {
+    atomic_uint_fast64_t magic;
+} cct_pctx_head;
 /* Whether ctx is a context not yet finalized (false for NULL); one relaxed load. */
-bool cct_ctx_live(const cct_pctx *ctx);
+static inline bool cct_ctx_live(const cct_pctx *ctx)
+{
+    return ctx && atomic_load_explicit(&((cct_pctx_head *)(void *)ctx)->magic,
+                                       memory_order_relaxed) == CCT_CTX_LIVE;
+}
 
 /* v3+: decide on a cost table; returns the outcome (already counted). */
 cct_outcome cct_ctx_coll_costs(cct_pctx *ctx, int coll, size_t bytes, int pipe_ops, float **costs,

@@ -25,6 +25,7 @@
 #include "cct_cli.h"
 #include "cct_config.h"
 #include "cct_fit_table.h"
+#include "cct_parse.h"
 #include "cct_plot.h"
 #include "cct_search.h"
 #include "cct_store.h"
@@ -158,9 +159,10 @@ static long long run_search(char **argv)
     long long run = 0;
     char line[4096];
     while (in && fgets(line, sizeof line, in)) {
-        char *end = NULL;
-        long long v = strtoll(line, &end, 10);
-        if (end != line && (*end == '\n' || *end == '\0') && v > 0)
+        char digits[sizeof line];
+        snprintf(digits, sizeof digits, "%.*s", (int)strcspn(line, "\n"), line);
+        long v;
+        if (cct_parse_long(digits, 1, 0x7fffffffL, &v))
             run = v;
         else
             fputs(line, stderr);

@@ -3,7 +3,7 @@
  * (suite `replay`): the adaptive search, replayed on a recorded exhaustive store, spends at
  * most a quarter of the exhaustive sweep's measuring time and decides like it.
  *
- * Both searches are replayed from tests/data/h200/run-2026-11-29b/exhaustive-4.db (4 rank
+ * Both searches are replayed from tests/data/h200/run-2026-11-29b/exhaustive-4.db.gz (4 rank
  * processes sharing the lent H200) with the flags that recorded it; the replay backend
  * reports the simulated measuring time (the recorded time of every call the schedule
  * made).  The table fitted from the adaptive replay is compared, size by size, with the
@@ -30,18 +30,18 @@
 #include "cct_store.h"
 #include "cct_table.h"
 
-#define STORE "tests/data/h200/run-2026-11-29b/exhaustive-4.db"
+#define STORE "tests/data/h200/run-2026-11-29b/exhaustive-4.db.gz"
 #define FLAGS                                                                                      \
     "--ranks-per-gpu 4 --ranks 4 --max-bytes 16M --channels nccl,1,2,max --align 0,4 "             \
     "--buffsize default,1M --cycles 4 --timeout 60"
 
-#define STORE_NV "tests/data/h200/run-2026-11-29c/nvlink-pair/exhaustive-nvlink-2.db"
+#define STORE_NV "tests/data/h200/run-2026-11-29c/nvlink-pair/exhaustive-nvlink-2.db.gz"
 #define FLAGS_NV                                                                                   \
     "--ranks-per-gpu 1 --ranks 2 --max-bytes 64M --channels nccl,1,2,max --align 0,4,8,12 "        \
     "--buffsize default,1M --cycles 4 --timeout 60"
 
 /* H200 x4, one rank per GPU over NVLink, the whole default range (1 KiB-1 GiB) */
-#define STORE_NV4 "tests/data/h200/run-2026-11-29d/exhaustive-nvlink-4.db"
+#define STORE_NV4 "tests/data/h200/run-2026-11-29d/exhaustive-nvlink-4.db.gz"
 #define FLAGS_NV4                                                                                  \
     "--ranks-per-gpu 1 --ranks 4 --max-bytes 1G --channels nccl,1,2,max --align 0,4,8,12 "         \
     "--buffsize default,1M --cycles 4 --timeout 60"

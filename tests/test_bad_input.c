@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 
 #include "cli_test_util.h"
+#include "recorded_test_util.h"
 #include "safe_file_cases.h"
 
 #define MAX_CASES 256
@@ -232,9 +233,9 @@ static char *tmp_path(const char *name)
 static void stores(void)
 {
     char from[4200];
-    snprintf(from, sizeof from, "%s/tests/data/h200/search-2ranks.db", repo);
+    snprintf(from, sizeof from, "%s/tests/data/h200/search-2ranks.db.gz", repo);
     snprintf(recording, sizeof recording, "%s/recording.db", tmp);
-    assert_true(copy_file(from, recording, -1));
+    assert_true(recorded_copy(from, recording));
     /* a small good store to spoil in different ways */
     char *good = tmp_path("good.db");
     bad_case probe = {0};

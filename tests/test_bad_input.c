@@ -25,6 +25,7 @@
 #include "cli_test_util.h"
 #include "recorded_test_util.h"
 #include "safe_file_cases.h"
+#include "fixture_test_util.h"
 
 #define MAX_CASES 256
 #define MAX_ARGS 24
@@ -649,6 +650,8 @@ static int teardown(void **state)
 
 int main(void)
 {
+    if (!fixture_mirror()) /* tables read from private 0644 copies */
+        return 1;
     alarm(600); /* a FIFO or a hang must fail the test, not stall CI */
     const struct CMUnitTest tests[] = {cmocka_unit_test(catalogue)};
     return cmocka_run_group_tests(tests, setup, teardown);

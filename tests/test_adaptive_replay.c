@@ -7,11 +7,11 @@
  * processes sharing the lent H200) with the flags that recorded it; the replay backend
  * reports the simulated measuring time (the recorded time of every call the schedule
  * made).  The table fitted from the adaptive replay is compared, size by size, with the
- * table fitted from the real exhaustive store and judged by that store, as
- * tools/compare_decisions.py does: the same configuration, or one measured within the 5 %
- * tie of the exhaustive table's choice.  Deterministic: the replay's noise has a fixed seed.
- * The same pair over NVLink (run-2026-11-29c/nvlink-pair/, 2 GPUs, quiet timings) is held
- * to the targets themselves, time counted as points measured.
+ * table fitted from the real exhaustive store and judged by that store: the same
+ * configuration, or one measured within the 5 % tie of the exhaustive table's choice.
+ * Deterministic: the replay's noise has a fixed seed. The same pair over NVLink
+ * (run-2026-11-29c/nvlink-pair/, 2 GPUs, quiet timings) is held to the targets themselves, time
+ * counted as points measured.
  */
 #include <setjmp.h>
 #include <stdarg.h>

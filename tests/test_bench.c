@@ -314,7 +314,7 @@ static void test_report_recorded(void **state)
     assert_true(committed.changed > 0 && committed.same_choice > 0);
     assert_int_equal(committed.below_098_changed, 0);
     assert_true(committed.geomean_changed > 1.1);
-    /* the significance counts of tools/diagnose_bench.py's Mann-Whitney on the same pairs */
+    /* the significance counts of an independent Mann-Whitney (Python) on the same pairs */
     assert_int_equal(committed.below_098_default, 13);
     assert_int_equal(committed.below_098_default_sig, 3);
     assert_int_equal(committed.below_098_oracle, 33);

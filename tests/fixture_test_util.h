@@ -7,11 +7,11 @@
  * has 0664 files, and a test that reads a fixture table where that rule is not under test
  * would fail for the checkout's sake.  fixture_mirror() builds a private copy of the source
  * tree's layout in a fresh temporary folder: the folders named in FIXTURE_TABLE_DIRS get
- * copies of their files, mode 0644 in 0755 folders; every other entry is a symbolic link to
- * the real one (stores, logs, tools).  It then points CCT_TEST_SRCDIR at the copy's tests/
- * folder, so the program's own path helpers, relative paths under a chdir to the root and
- * messages that name "tests/bad_tables/..." stay as they are.  The copy is removed at exit.
- * Call it first thing in main(); header-only and dependency-free.
+ * copies of their files (not .gz stores), mode 0644 in 0755 folders; every other entry is a
+ * symbolic link to the real one (stores, logs, tools).  It then points CCT_TEST_SRCDIR at
+ * the copy's tests/ folder, so the program's own path helpers, relative paths under a chdir
+ * to the root and messages that name "tests/bad_tables/..." stay as they are.  The copy is
+ * removed at exit.  Call it first thing in main(); header-only, no library needed.
  */
 #ifndef FIXTURE_TEST_UTIL_H
 #define FIXTURE_TEST_UTIL_H
@@ -26,6 +26,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "recorded_test_util.h"
 
 /* Folders (relative to the source root) whose files are read as tables by some test. */
 static const char *const FIXTURE_TABLE_DIRS[] = {
@@ -54,22 +56,6 @@ static inline bool fixture_descended(const char *rel)
     return false;
 }
 
-static inline bool fixture_copy_file(const char *from, const char *to)
-{
-    int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    char buf[65536];
-    ssize_t n = 0;
-    bool ok = in >= 0 && out >= 0;
-    while (ok && (n = read(in, buf, sizeof buf)) > 0)
-        ok = write(out, buf, (size_t)n) == n;
-    ok = ok && n == 0 && fchmod(out, 0644) == 0;
-    if (in >= 0)
-        close(in);
-    if (out >= 0)
-        ok = close(out) == 0 && ok;
-    return ok;
-}
-
 /* Mirror the folder src (rel below the root) into the new folder dst. */
 static inline bool fixture_mirror_dir(const char *src, const char *dst, const char *rel)
 {
@@ -92,8 +78,8 @@ static inline bool fixture_mirror_dir(const char *src, const char *dst, const ch
             ok = false;
         else if (S_ISDIR(st.st_mode) && fixture_descended(sub))
             ok = fixture_mirror_dir(from, to, sub);
-        else if (S_ISREG(st.st_mode) && fixture_copied(rel))
-            ok = fixture_copy_file(from, to);
+        else if (S_ISREG(st.st_mode) && fixture_copied(rel) && !recorded_is_gz(from))
+            ok = recorded_copy(from, to);
         else
             ok = symlink(from, to) == 0;
     }

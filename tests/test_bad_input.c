@@ -273,6 +273,19 @@ static void stores(void)
     assert_true(copy_file(good, p, 8192));
     c = add("stores", "truncated store file", "the first 8 KiB of a store", "store");
     SEARCH(c, p);
+    static char cut[4300], cut_out[4300], packed[4300]; /* tmp_path's buffers rotate */
+    snprintf(cut, sizeof cut, "%s/cut.db.gz", tmp);
+    snprintf(cut_out, sizeof cut_out, "%s/cut.yaml", tmp);
+    snprintf(packed, sizeof packed, "%s/packed.db.gz", tmp);
+    assert_true(copy_file(from, cut, 4096));
+    c = add("stores", "cut-short gzipped store", "the first 4 KiB of a `.db.gz`",
+            "cannot be decompressed");
+    set_args(c, "fit", "--store", cut, "-o", cut_out, NULL);
+    p = packed;
+    assert_true(copy_file(from, p, -1));
+    c = add("stores", "recording into a gzipped store", "`--store NAME.db.gz`",
+            "it can be read but not recorded into");
+    SEARCH(c, p);
     p = tmp_path("a-folder.db");
     assert_int_equal(mkdir(p, 0755), 0);
     c = add("stores", "a folder given as the store", "a directory",

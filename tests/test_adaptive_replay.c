@@ -148,13 +148,7 @@ static pair_result replay_pair(const char *rel, const char *flags, double *t_ex_
     char dir[] = "/tmp/cct-adaptive-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char store[1024], cmd[4096], path[1200], path2[1200];
-    snprintf(store, sizeof store, "%s/../%s", src, rel);
-    size_t rl = strlen(rel);
-    if (rl > 3 && strcmp(rel + rl - 3, ".gz") == 0) { /* a gzipped store: replay a copy */
-        snprintf(cmd, sizeof cmd, "gzip -dc '%s' > %s/recorded.db", store, dir);
-        run(cmd);
-        snprintf(store, sizeof store, "%s/recorded.db", dir);
-    }
+    snprintf(store, sizeof store, "%s/../%s", src, rel); /* a .db.gz: replayed as it is */
     snprintf(cmd, sizeof cmd,
              "'%s' search --replay '%s' %s --exhaustive --store %s/ex.db >/dev/null 2>%s/ex.log",
              ccltune, store, flags, dir, dir);

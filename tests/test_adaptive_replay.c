@@ -3,15 +3,15 @@
  * (suite `replay`): the adaptive search, replayed on a recorded exhaustive store, spends at
  * most a quarter of the exhaustive sweep's measuring time and decides like it.
  *
- * Both searches are replayed from tests/data/h200/run-2026-11-29b/exhaustive-4.db (4 rank
+ * Both searches are replayed from tests/data/h200/run-2026-11-29b/exhaustive-4.db.gz (4 rank
  * processes sharing the lent H200) with the flags that recorded it; the replay backend
  * reports the simulated measuring time (the recorded time of every call the schedule
  * made).  The table fitted from the adaptive replay is compared, size by size, with the
- * table fitted from the real exhaustive store and judged by that store, as
- * tools/compare_decisions.py does: the same configuration, or one measured within the 5 %
- * tie of the exhaustive table's choice.  Deterministic: the replay's noise has a fixed seed.
- * The same pair over NVLink (run-2026-11-29c/nvlink-pair/, 2 GPUs, quiet timings) is held
- * to the targets themselves, time counted as points measured.
+ * table fitted from the real exhaustive store and judged by that store: the same
+ * configuration, or one measured within the 5 % tie of the exhaustive table's choice.
+ * Deterministic: the replay's noise has a fixed seed. The same pair over NVLink
+ * (run-2026-11-29c/nvlink-pair/, 2 GPUs, quiet timings) is held to the targets themselves, time
+ * counted as points measured.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,18 +30,18 @@
 #include "cct_store.h"
 #include "cct_table.h"
 
-#define STORE "tests/data/h200/run-2026-11-29b/exhaustive-4.db"
+#define STORE "tests/data/h200/run-2026-11-29b/exhaustive-4.db.gz"
 #define FLAGS                                                                                      \
     "--ranks-per-gpu 4 --ranks 4 --max-bytes 16M --channels nccl,1,2,max --align 0,4 "             \
     "--buffsize default,1M --cycles 4 --timeout 60"
 
-#define STORE_NV "tests/data/h200/run-2026-11-29c/nvlink-pair/exhaustive-nvlink-2.db"
+#define STORE_NV "tests/data/h200/run-2026-11-29c/nvlink-pair/exhaustive-nvlink-2.db.gz"
 #define FLAGS_NV                                                                                   \
     "--ranks-per-gpu 1 --ranks 2 --max-bytes 64M --channels nccl,1,2,max --align 0,4,8,12 "        \
     "--buffsize default,1M --cycles 4 --timeout 60"
 
 /* H200 x4, one rank per GPU over NVLink, the whole default range (1 KiB-1 GiB) */
-#define STORE_NV4 "tests/data/h200/run-2026-11-29d/exhaustive-nvlink-4.db"
+#define STORE_NV4 "tests/data/h200/run-2026-11-29d/exhaustive-nvlink-4.db.gz"
 #define FLAGS_NV4                                                                                  \
     "--ranks-per-gpu 1 --ranks 4 --max-bytes 1G --channels nccl,1,2,max --align 0,4,8,12 "         \
     "--buffsize default,1M --cycles 4 --timeout 60"
@@ -148,13 +148,7 @@ static pair_result replay_pair(const char *rel, const char *flags, double *t_ex_
     char dir[] = "/tmp/cct-adaptive-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char store[1024], cmd[4096], path[1200], path2[1200];
-    snprintf(store, sizeof store, "%s/../%s", src, rel);
-    size_t rl = strlen(rel);
-    if (rl > 3 && strcmp(rel + rl - 3, ".gz") == 0) { /* a gzipped store: replay a copy */
-        snprintf(cmd, sizeof cmd, "gzip -dc '%s' > %s/recorded.db", store, dir);
-        run(cmd);
-        snprintf(store, sizeof store, "%s/recorded.db", dir);
-    }
+    snprintf(store, sizeof store, "%s/../%s", src, rel); /* a .db.gz: replayed as it is */
     snprintf(cmd, sizeof cmd,
              "'%s' search --replay '%s' %s --exhaustive --store %s/ex.db >/dev/null 2>%s/ex.log",
              ccltune, store, flags, dir, dir);

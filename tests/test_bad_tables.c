@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "cct_table.h"
+#include "fixture_test_util.h"
 
 #define MIN_BAD_TABLES 35
 #define MAX_FILES 512
@@ -139,6 +140,8 @@ static char **list_yaml(const char *rel, size_t *n)
 
 int main(void)
 {
+    if (!fixture_mirror()) /* tables read from private 0644 copies */
+        return 1;
     size_t n_bad, n_good;
     char **bad = list_yaml("bad_tables", &n_bad);
     char **good = list_yaml("data/tables", &n_good);

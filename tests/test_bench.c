@@ -301,20 +301,20 @@ static void test_report_recorded(void **state)
 {
     (void)state;
     cct_bench_summary aa, committed;
-    report_of("calib-aa/calib-3.db", &aa);
+    report_of("calib-aa/calib-3.db.gz", &aa);
     assert_int_equal(aa.rows, 24);
     assert_int_equal(aa.same_choice, 24);
     assert_int_equal(aa.changed, 0);
     assert_true(isnan(aa.geomean_changed));
     assert_float_equal(aa.geomean_same, aa.geomean_vs_default, 1e-12);
     assert_float_equal(aa.geomean_same, 1.003, 0.0005);
-    report_of("bench-committed/bench-h200-socket-2ranks.db", &committed);
+    report_of("bench-committed/bench-h200-socket-2ranks.db.gz", &committed);
     assert_int_equal(committed.rows, 60);
     assert_int_equal(committed.same_choice + committed.changed, committed.rows);
     assert_true(committed.changed > 0 && committed.same_choice > 0);
     assert_int_equal(committed.below_098_changed, 0);
     assert_true(committed.geomean_changed > 1.1);
-    /* the significance counts of tools/diagnose_bench.py's Mann-Whitney on the same pairs */
+    /* the significance counts of an independent Mann-Whitney (Python) on the same pairs */
     assert_int_equal(committed.below_098_default, 13);
     assert_int_equal(committed.below_098_default_sig, 3);
     assert_int_equal(committed.below_098_oracle, 33);

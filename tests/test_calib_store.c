@@ -31,23 +31,10 @@
 #include "cct_table.h"
 #include "cli_test_util.h"
 #include "data_test_util.h"
+#include "recorded_test_util.h"
 
 #define RUN_B "data/h200/run-2026-11-29b/"
 #define LOGS "data/h200/run-2026-11-29c/nccl-model/"
-
-static void copy_file(const char *from, const char *to)
-{
-    char *data = NULL;
-    size_t len = 0;
-    cct_error err;
-    if (cct_read_file(from, &data, &len, &err) != CCT_OK)
-        fail_msg("%s", err.msg);
-    FILE *f = fopen(to, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(data, 1, len, f), len);
-    assert_int_equal(fclose(f), 0);
-    free(data);
-}
 
 /* dir/name: a copy of the recorded 2-rank store with `log_text` stored for every run
  * (NULL: none). */
@@ -57,7 +44,8 @@ static void make_store_from(const char *source, int ranks, const char *dir, cons
     char src[4096];
     test_data_path(src, sizeof src, source);
     snprintf(path, len, "%s/%s", dir, name);
-    copy_file(src, path);
+    if (!recorded_copy(src, path))
+        fail_msg("cannot copy %s to %s", src, path);
     cct_store *s = NULL;
     cct_error err;
     if (cct_store_open(path, false, &s, &err) != CCT_OK) /* upgrades to schema 3 */
@@ -77,7 +65,7 @@ static void make_store_from(const char *source, int ranks, const char *dir, cons
 static void make_store(const char *dir, const char *name, const char *log_text, char *path,
                        size_t len)
 {
-    make_store_from(RUN_B "tune-2.db", 2, dir, name, log_text, path, len);
+    make_store_from(RUN_B "tune-2.db.gz", 2, dir, name, log_text, path, len);
 }
 
 static bool has_any_constant(const cct_constants *c)
@@ -159,7 +147,7 @@ static void test_topology_from_store(void **s)
 
     /* the recorded store itself (schema 1, read-only, no nccl_logs table): no log */
     char recorded[4096];
-    test_data_path(recorded, sizeof recorded, RUN_B "tune-2.db");
+    test_data_path(recorded, sizeof recorded, RUN_B "tune-2.db.gz");
     n_topos = n_logs = 0;
     assert_int_equal(cct_store_open(recorded, true, &st, &err), CCT_OK);
     assert_int_equal(
@@ -200,7 +188,7 @@ static void test_calibrate_command(void **s)
     make_store(dir, "with.db", text, with, sizeof with);
     make_store(dir, "without.db", NULL, without, sizeof without);
     make_store(dir, "bad.db", "not NCCL at all\n", bad, sizeof bad);
-    test_data_path(recorded, sizeof recorded, RUN_B "tune-2.db");
+    test_data_path(recorded, sizeof recorded, RUN_B "tune-2.db.gz");
     test_data_path(logfile, sizeof logfile, LOGS "model-socket-2ranks.log");
     char a[4096], b[4096];
     snprintf(a, sizeof a, "%s/stored.yaml", dir);
@@ -259,7 +247,7 @@ static void test_tune_command(void **s)
     char with[4096], recorded[4096], out[4096], cal[4096], bad[4096];
     make_store(dir, "with.db", text, with, sizeof with);
     make_store(dir, "bad.db", "not NCCL at all\n", bad, sizeof bad);
-    test_data_path(recorded, sizeof recorded, RUN_B "tune-2.db");
+    test_data_path(recorded, sizeof recorded, RUN_B "tune-2.db.gz");
     snprintf(out, sizeof out, "%s/tuned.yaml", dir);
     snprintf(cal, sizeof cal, "%s/calibrated.yaml", dir);
 
@@ -330,7 +318,7 @@ static void test_tune_writes_calibrate_constants(void **s)
     char *dir = ct_tmpdir("calib-tune4");
     char *text = test_data_read(LOGS "model-socket-4ranks.log");
     char with[4096], out[4096], cal[4096];
-    make_store_from(RUN_B "tune-4.db", 4, dir, "with4.db", text, with, sizeof with);
+    make_store_from(RUN_B "tune-4.db.gz", 4, dir, "with4.db", text, with, sizeof with);
     snprintf(out, sizeof out, "%s/tuned.yaml", dir);
     snprintf(cal, sizeof cal, "%s/calibrated.yaml", dir);
     const char *tune[] = {"tune", "--recorded", with, "--no-plots", "-o", out, NULL};

@@ -168,8 +168,8 @@ static void test_no_usable_points(void **s)
 
 static size_t load_recorded(cct_point **out)
 {
-    const char *stores[] = {RUN_B "tune-2.db", RUN_B "tune-4.db", RUN_B "tune-8.db",
-                            RUN_B "exhaustive-4.db"};
+    const char *stores[] = {RUN_B "tune-2.db.gz", RUN_B "tune-4.db.gz", RUN_B "tune-8.db.gz",
+                            RUN_B "exhaustive-4.db.gz"};
     cct_point *all = NULL;
     size_t n_all = 0;
     for (size_t i = 0; i < 4; i++) {
@@ -259,7 +259,7 @@ static void test_replay_recorded(void **s)
     assert_true(s2->unmeasured_ls > 0);
     /* held out: the 3-rank bench store (NCCL with the old constants picked PAT where Ring won) */
     char path[4096];
-    data_path(path, sizeof path, CALIB "calib-3.db");
+    data_path(path, sizeof path, CALIB "calib-3.db.gz");
     cct_store *st = NULL;
     if (cct_store_open(path, true, &st, &err) != CCT_OK)
         fail_msg("%s", err.msg);
@@ -356,8 +356,8 @@ static void test_cli(void **s)
 {
     (void)s;
     char store2[4096], store4[4096], log2[4096], log4[4096], log8[4096], notable[4096];
-    data_path(store2, sizeof store2, RUN_B "tune-2.db");
-    data_path(store4, sizeof store4, RUN_B "tune-4.db");
+    data_path(store2, sizeof store2, RUN_B "tune-2.db.gz");
+    data_path(store4, sizeof store4, RUN_B "tune-4.db.gz");
     data_path(log2, sizeof log2, LOGS "model-socket-2ranks.log");
     data_path(log4, sizeof log4, LOGS "model-socket-4ranks.log");
     data_path(log8, sizeof log8, LOGS "model-socket-8ranks.log");
@@ -481,10 +481,10 @@ static void test_committed_constants_table(void **s)
     (void)s;
     char st2[4096], st4[4096], st8[4096], ex4[4096], l2[4096], l3[4096], l4[4096], l8[4096];
     char want[4096];
-    data_path(st2, sizeof st2, RUN_B "tune-2.db");
-    data_path(st4, sizeof st4, RUN_B "tune-4.db");
-    data_path(st8, sizeof st8, RUN_B "tune-8.db");
-    data_path(ex4, sizeof ex4, RUN_B "exhaustive-4.db");
+    data_path(st2, sizeof st2, RUN_B "tune-2.db.gz");
+    data_path(st4, sizeof st4, RUN_B "tune-4.db.gz");
+    data_path(st8, sizeof st8, RUN_B "tune-8.db.gz");
+    data_path(ex4, sizeof ex4, RUN_B "exhaustive-4.db.gz");
     data_path(l2, sizeof l2, LOGS "model-socket-2ranks.log");
     data_path(l3, sizeof l3, LOGS "model-socket-3ranks.log");
     data_path(l4, sizeof l4, LOGS "model-socket-4ranks.log");

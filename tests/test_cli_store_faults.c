@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "cli_test_util.h"
+#include "recorded_test_util.h"
 
 #define NOBODY 65534
 #define SEARCH_FLAGS                                                                               \
@@ -187,10 +188,10 @@ static int setup(void **state)
     if (!dir || !src || chmod(dir, 0755) != 0) /* uid 65534 reads the recording here */
         return -1;
     char from[4200];
-    snprintf(from, sizeof from, "%s/data/h200/search-2ranks.db", src);
+    snprintf(from, sizeof from, "%s/data/h200/search-2ranks.db.gz", src);
     snprintf(recording, sizeof recording, "%s/recording.db", dir);
     snprintf(reference, sizeof reference, "%s/reference.db", dir);
-    if (!copy_file(from, recording))
+    if (!recorded_copy(from, recording))
         return -1;
     ct_result r = search(reference, -1, NULL, NULL);
     int st = r.status;

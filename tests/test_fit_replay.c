@@ -293,7 +293,7 @@ static void test_search_stores(void **state)
 {
     (void)state;
     const char *src = getenv("CCT_TEST_SRCDIR");
-    const char *dbs[] = {"search-2ranks.db", "search-4ranks.db"};
+    const char *dbs[] = {"search-2ranks.db.gz", "search-4ranks.db.gz"};
     for (size_t d = 0; d < 2; d++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/data/h200/%s", src ? src : "tests", dbs[d]);

@@ -9,8 +9,10 @@ clear line on stderr and exit status 1 (2 for usage errors), never a traceback.
 
 Run by meson (tests/meson.build) with CCT_TEST_SRCDIR set to this directory.
 """
+import gzip
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -20,16 +22,16 @@ import unittest
 TESTS = os.environ.get("CCT_TEST_SRCDIR", os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(TESTS)
 SCRIPT = os.path.join(ROOT, "tools", "nvlink_questions.py")
-STORE4 = os.path.join(TESTS, "data", "h200", "run-2026-11-29d", "exhaustive-nvlink-4.db")
+STORE4 = os.path.join(TESTS, "data", "h200", "run-2026-11-29d", "exhaustive-nvlink-4.db.gz")
 STORE2 = os.path.join(TESTS, "data", "h200", "run-2026-11-29c", "coarse",
-                      "exhaustive-nvlink-2.db")
+                      "exhaustive-nvlink-2.db.gz")
 GIB, MIB = 1 << 30, 1 << 20
 UNITS = {"B": 1, "KiB": 1 << 10, "MiB": MIB, "GiB": GIB}
 
 
-def run(*args):
+def run(*args, env=None):
     p = subprocess.run([sys.executable, SCRIPT] + list(args), capture_output=True, text=True,
-                       timeout=120)
+                       timeout=120, env=env)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -45,7 +47,14 @@ def section(report, heading):
 
 
 def db():
-    return sqlite3.connect("file:%s?mode=ro&immutable=1" % STORE4, uri=True)
+    """The 4-GPU store, decompressed into a private file the connection keeps open."""
+    fd, plain = tempfile.mkstemp(suffix=".db")
+    with gzip.open(STORE4, "rb") as src, os.fdopen(fd, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    con = sqlite3.connect("file:%s?mode=ro&immutable=1" % plain, uri=True)
+    con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    os.unlink(plain)
+    return con
 
 
 def base_median(con, coll, algo, proto, size, align=0):
@@ -161,8 +170,8 @@ class TwoGpuReport(unittest.TestCase):
 
 
 class BadInput(unittest.TestCase):
-    def assert_error(self, args, rc, *fragments):
-        got_rc, out, err = run(*args)
+    def assert_error(self, args, rc, *fragments, env=None):
+        got_rc, out, err = run(*args, env=env)
         self.assertEqual(got_rc, rc, err)
         self.assertEqual(out, "")
         self.assertNotIn("Traceback", err)
@@ -193,6 +202,16 @@ class BadInput(unittest.TestCase):
     def test_points_table_without_our_columns(self):
         self.assert_error_for_schema("CREATE TABLE points (id INTEGER, coll TEXT)",
                                      "lacks column(s)", "median_us")
+
+    def test_truncated_gz(self):
+        """A store cut short in its gzip stream: one clear line, no temporary file left."""
+        with tempfile.TemporaryDirectory() as d, tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(d, "cut.db.gz")
+            with open(STORE2, "rb") as src, open(path, "wb") as dst:
+                dst.write(src.read(4096))
+            env = dict(os.environ, TMPDIR=tmp)
+            self.assert_error([path], 1, "%s cannot be decompressed" % path, env=env)
+            self.assertEqual(os.listdir(tmp), [])
 
     def test_not_sqlite(self):
         with tempfile.TemporaryDirectory() as d:

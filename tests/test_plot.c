@@ -8,6 +8,7 @@
  * (tools/install-deps.sh).  The stores are copied to a temporary folder first: opening a
  * store, even read-only, may leave SQLite's -shm file beside it, never in the source tree.
  */
+#include "recorded_test_util.h"
 #include "report_test_util.h"
 
 #define COLLS "broadcast", "reduce", "allgather", "reducescatter", "allreduce"
@@ -47,10 +48,10 @@ static int setup(void **state)
     rp_tmpdir(c->dir, sizeof c->dir);
     snprintf(c->store4, sizeof c->store4, "%s/search-4ranks.db", c->dir);
     snprintf(c->store2, sizeof c->store2, "%s/search-2ranks.db", c->dir);
-    char *src4 = rp_path("data/h200/search-4ranks.db"),
-         *src2 = rp_path("data/h200/search-2ranks.db");
-    rp_copy(src4, c->store4);
-    rp_copy(src2, c->store2);
+    char *src4 = rp_path("data/h200/search-4ranks.db.gz"),
+         *src2 = rp_path("data/h200/search-2ranks.db.gz");
+    assert_true(recorded_copy(src4, c->store4));
+    assert_true(recorded_copy(src2, c->store2));
     free(src4);
     free(src2);
     char *table = rp_path("data/plot/allreduce-4ranks.yaml");

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "cli_test_util.h"
+#include "recorded_test_util.h"
 
 #define KILLS 55
 #define MAX_POINTS 8192
@@ -217,16 +218,8 @@ static int setup(void **state)
     recording = malloc(4200);
     snprintf(recording, 4200, "%s/recording.db", dir);
     char from[4200];
-    snprintf(from, sizeof from, "%s/data/h200/search-2ranks.db", src);
-    FILE *in = fopen(from, "rb"), *out = fopen(recording, "wb");
-    if (!in || !out)
-        return -1;
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-        fwrite(buf, 1, n, out);
-    fclose(in);
-    return fclose(out) == 0 ? 0 : -1;
+    snprintf(from, sizeof from, "%s/data/h200/search-2ranks.db.gz", src);
+    return recorded_copy(from, recording) ? 0 : -1;
 }
 
 static int teardown(void **state)

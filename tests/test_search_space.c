@@ -200,7 +200,7 @@ static void test_mirrored_order(void **state)
     assert_true(other > 0); /* another seed, other orders */
 }
 
-/* Values from tools/diagnose_bench.py's implementation of the same test (same formula). */
+/* Values from an independent implementation of the same test (same formula, Python). */
 static void test_mann_whitney(void **state)
 {
     (void)state;

@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 
 #include "cct_store_internal.h"
+#include "recorded_test_util.h"
 #include "store_test_util.h"
 
 typedef struct fixture {
@@ -1085,16 +1086,84 @@ static void test_call_modes_are_keys(void **state)
     cct_store_close(s);
 }
 
-static bool copy_file(const char *from, const char *to)
+/* Write the first `keep` bytes of from (all when negative) to to. */
+static void truncated_copy(const char *from, const char *to, long keep)
 {
     size_t len = 0;
     unsigned char *data = store_test_slurp(from, &len);
-    FILE *out = data ? fopen(to, "wb") : NULL;
-    bool ok = out && fwrite(data, 1, len, out) == len;
-    if (out)
-        ok = fclose(out) == 0 && ok;
+    assert_non_null(data);
+    FILE *out = fopen(to, "wb");
+    assert_non_null(out);
+    size_t n = keep < 0 || (size_t)keep > len ? len : (size_t)keep;
+    assert_int_equal(fwrite(data, 1, n, out), n);
+    assert_int_equal(fclose(out), 0);
     free(data);
-    return ok;
+}
+
+/* A committed store is read as it is from its .gz (in memory, no file beside it): the same
+ * points as its decompressed copy, WAL header and all; it cannot be opened for writing, and
+ * a cut-short or missing .gz is a clear error, never a crash or an empty store. */
+static void test_gz_store_is_read_in_place(void **state)
+{
+    fixture *f = *state;
+    const char *src = getenv("CCT_TEST_SRCDIR");
+    if (!src)
+        skip();
+    const char *stores[] = {"search-2ranks.db.gz", "run-2026-11-29d/exhaustive-nvlink-4.db.gz"};
+    for (size_t k = 0; k < 2; k++) {
+        char gz[512], local[400];
+        snprintf(gz, sizeof gz, "%s/data/h200/%s", src, stores[k]);
+        snprintf(local, sizeof local, "%s/copy.db.gz", f->dir);
+        truncated_copy(gz, local, -1); /* read from a folder the test watches */
+        assert_true(recorded_copy(gz, f->path));
+        cct_error err;
+        cct_point *plain = NULL, *packed = NULL;
+        size_t n_plain = 0, n_packed = 0;
+        cct_store *s = open_ok(f->path, true);
+        assert_int_equal(cct_store_load_points(s, NULL, 0, &plain, &n_plain, &err), CCT_OK);
+        cct_store_close(s);
+        s = open_ok(local, true);
+        assert_int_equal(cct_store_load_points(s, NULL, 0, &packed, &n_packed, &err), CCT_OK);
+        cct_store_close(s);
+        assert_true(n_plain > 1000);
+        assert_int_equal(n_packed, n_plain);
+        for (size_t i = 0; i < n_plain; i++) {
+            const char *diff = store_test_point_diff(&packed[i], &plain[i]);
+            if (diff)
+                fail_msg("%s: point %zu differs in %s", stores[k], i, diff);
+        }
+        free(plain);
+        free(packed);
+        char side[420];
+        snprintf(side, sizeof side, "%s-wal", local);
+        assert_int_equal(access(side, F_OK), -1);
+        snprintf(side, sizeof side, "%s-shm", local);
+        assert_int_equal(access(side, F_OK), -1);
+
+        assert_int_equal(cct_store_open(local, false, &s, &err), CCT_EINVAL);
+        assert_null(s);
+        assert_non_null(strstr(err.msg, "compressed"));
+        assert_non_null(strstr(err.msg, local));
+
+        truncated_copy(gz, local, 4096);
+        assert_int_equal(cct_store_open(local, true, &s, &err), CCT_ESTORE);
+        assert_null(s);
+        assert_non_null(strstr(err.msg, "cannot be decompressed"));
+        assert_int_equal(unlink(local), 0);
+        assert_int_equal(cct_store_open(local, true, &s, &err), CCT_ENOTFOUND);
+        assert_non_null(strstr(err.msg, local));
+    }
+    /* a gzip file that holds something other than a store */
+    char text[400];
+    snprintf(text, sizeof text, "%s/notes.db.gz", f->dir);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "echo 'not a store' | gzip -c > '%s'", text);
+    assert_int_equal(system(cmd), 0);
+    cct_store *s = NULL;
+    cct_error err;
+    assert_int_not_equal(cct_store_open(text, true, &s, &err), CCT_OK);
+    assert_null(s);
+    assert_non_null(strstr(err.msg, text));
 }
 
 /* A committed version 1 store (real H200 measurements) is read as it is when opened
@@ -1107,8 +1176,8 @@ static void test_version1_store_migrates(void **state)
     if (!src)
         skip();
     char committed[512];
-    snprintf(committed, sizeof committed, "%s/data/h200/search-2ranks.db", src);
-    assert_true(copy_file(committed, f->path));
+    snprintf(committed, sizeof committed, "%s/data/h200/search-2ranks.db.gz", src);
+    assert_true(recorded_copy(committed, f->path));
     sqlite3 *db;
     assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     assert_int_equal(store_test_sql_int(db, "PRAGMA user_version"), 1);
@@ -1235,6 +1304,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_point_summary_busbw, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_modes_are_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_version1_store_migrates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gz_store_is_read_in_place, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nccl_log_round_trip, setup, teardown),
     };
     return cmocka_run_group_tests_name("store", tests, NULL, NULL);

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "cct_table.h"
+#include "fixture_test_util.h"
 
 static char *data_path(const char *rel)
 {
@@ -382,6 +383,8 @@ static void test_size_spellings(void **state)
 
 int main(void)
 {
+    if (!fixture_mirror()) /* tables read from private 0644 copies */
+        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full_table_every_field),
         cmocka_unit_test(test_minimal_table_defaults),

@@ -23,10 +23,13 @@ Exit status: 0 report written; 1 the store cannot be read or holds nothing to re
 (a clear message on stderr, no traceback); 2 usage error.
 """
 import argparse
+import gzip
 import os
+import shutil
 import sqlite3
 import statistics
 import sys
+import tempfile
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 COLLS = ("broadcast", "reduce", "allgather", "reducescatter", "allreduce")
@@ -133,6 +136,18 @@ class Store:
         self.cited_table = {}
 
     @staticmethod
+    def _gunzip(path):
+        """A committed store NAME.db.gz decompressed into a private temporary file."""
+        fd, plain = tempfile.mkstemp(suffix=".db")
+        try:
+            with gzip.open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+        except (OSError, EOFError) as e:
+            os.unlink(plain)
+            raise StoreError("%s cannot be decompressed: %s" % (path, e))
+        return plain
+
+    @staticmethod
     def _open(path):
         if not os.path.exists(path):
             raise StoreError("store %s does not exist" % path)
@@ -142,11 +157,15 @@ class Store:
             raise StoreError("%s is empty, not a ccltune store" % path)
         # Immutable (no locks, no -wal/-shm created) only when no writer left a WAL behind.
         mode = "ro" if os.path.exists(path + "-wal") else "ro&immutable=1"
+        plain = Store._gunzip(path) if path.endswith(".gz") else path
         try:
-            db = sqlite3.connect("file:%s?mode=%s" % (path, mode), uri=True)
+            db = sqlite3.connect("file:%s?mode=%s" % (plain, mode), uri=True)
             db.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as e:
             raise StoreError("%s is not a ccltune store (not an SQLite database: %s)" % (path, e))
+        finally:
+            if plain != path:
+                os.unlink(plain)  # the open connection keeps reading it
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if "points" not in tables:
             raise StoreError("%s is an SQLite database without a 'points' table: not a ccltune "

@@ -5,10 +5,13 @@
 # Output: out/table.yaml and out/plots/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash tools/install-deps.sh
 export PATH="/usr/local/cuda/bin:$PATH"
 BUILD=${BUILD:-build}
-[ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" >/dev/null
+# a fresh machine: dependencies and a build folder (later runs reuse both)
+if [ ! -f "$BUILD/build.ninja" ]; then
+  bash tools/install-deps.sh
+  meson setup "$BUILD" >/dev/null
+fi
 ninja -C "$BUILD" >/dev/null
 mkdir -p out
 "$BUILD/src/cli/ccltune" tune -o out/table.yaml --plots out/plots --store out/measurements.db "$@"

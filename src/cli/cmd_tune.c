@@ -47,7 +47,7 @@ static void help(FILE *out)
             "                      from NCCL's model printout stored with the search's run\n"
             "  --recorded DB       fit these recorded measurements instead of measuring, GPU or\n"
             "                      not; without a GPU the default is the recorded H200 store\n"
-            "                      [tests/data/h200/run-2026-11-29c/coarse/tune-4.db of the\n"
+            "                      [tests/data/h200/run-2026-11-29c/coarse/tune-4.db.gz of the\n"
             "                      source tree: 4 rank processes on an H200, with NCCL's\n"
             "                      model printout for the constants]\n"
             "  --note TEXT         provenance note for the table\n"

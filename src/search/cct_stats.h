@@ -23,8 +23,8 @@ cct_status cct_stats_compute(const double *samples, size_t n, cct_stats *out);
 double cct_percentile_sorted(const double *sorted, size_t n, double q);
 
 /* Two-sided p-value of the Mann-Whitney U test that samples a and b come from the same
- * distribution: normal approximation with tie correction and continuity correction (as
- * tools/diagnose_bench.py computes it).  1.0 when either side is empty, either has more than
+ * distribution: normal approximation with tie correction and continuity correction.  1.0
+ * when either side is empty, either has more than
  * CCT_STATS_MAX_SAMPLES values, or every value is tied. */
 double cct_mann_whitney_p(const double *a, size_t na, const double *b, size_t nb);
 

@@ -10,6 +10,7 @@
  * that and refuses at once, rather than failing hours later on the first point.  Failures
  * caused by the directory (WAL needs -wal and -shm files beside the store) are explained
  * as such, and a reader in a directory it cannot write still gets a cleanly closed store.
+ * A NAME.gz store is read from memory (cct_store_gz.c) and only ever read.
  */
 #include "cct_store_internal.h"
 
@@ -156,6 +157,22 @@ cct_status cct_store_open(const char *path, bool read_only, cct_store **out, cct
         return cct_error_set(err, CCT_ENOMEM, "out of memory opening store %s", path);
     }
     s->read_only = read_only;
+    if (cct_store_is_gz(path)) {
+        cct_status gz = read_only ? cct_store_gz_connect(s, err)
+                                  : cct_error_set(err, CCT_EINVAL,
+                                                  "store %s is compressed: it can be read but not "
+                                                  "recorded into (decompress it with gzip -dk %s "
+                                                  "and use the .db)",
+                                                  path, path);
+        if (gz == CCT_OK && (gz = configure(s, err)) == CCT_OK)
+            gz = cct_store_schema_attach(s, err);
+        if (gz != CCT_OK) {
+            cct_store_close(s);
+            return gz;
+        }
+        *out = s;
+        return CCT_OK;
+    }
     int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     bool file_ro = false;
     cct_status st = connect(s, path, flags, &file_ro, err);

@@ -39,6 +39,13 @@ struct cct_store {
 cct_status cct_store_db_error(cct_store *s, int rc, const char *doing, const char *detail,
                               cct_error *err);
 
+/* Whether path names a gzip-compressed store (ends in .gz). */
+bool cct_store_is_gz(const char *path);
+
+/* Open s->path, a gzipped store, as a read-only in-memory database into s->db
+ * (cct_store_gz.c); the caller configures the connection and attaches the schema. */
+cct_status cct_store_gz_connect(cct_store *s, cct_error *err);
+
 /* Run SQL without results (DDL, PRAGMA, BEGIN/COMMIT). */
 cct_status cct_store_exec(cct_store *s, const char *sql, const char *doing, cct_error *err);
 cct_status cct_store_prepare(cct_store *s, const char *sql, sqlite3_stmt **st, const char *doing,

@@ -67,14 +67,20 @@ static void write_made(FILE *f, const cct_table *t)
 
 static void write_reading(FILE *f, const cct_table *t)
 {
-    paragraph(f, "Reading:",
-              "under `collectives`, each section (one collective at a number of ranks and nodes) "
-              "has rules: for message sizes min_bytes <= n < max_bytes (bytes; inf: no end) the "
-              "plugin makes NCCL use algo, proto and channels (0: NCCL's count; max: all the "
-              "communicator has). A rule's first line gives its band in KiB/MiB, its last line "
-              "why it is there: its measured gain over NCCL's own choice (evidence: gain with its "
-              "95 % ci, the run's noise floor and the cycles measured), NCCL's own choice, or "
-              "what the fitted models predict. The models follow the rules of each section.");
+    if (t->n_sections == 0)
+        paragraph(f, "Reading:",
+                  "this table has no rules (`collectives: {}`): NCCL picks the algorithm, protocol "
+                  "and channels of every call itself.");
+    else
+        paragraph(
+            f, "Reading:",
+            "under `collectives`, each section (one collective at a number of ranks and nodes) "
+            "has rules: for message sizes min_bytes <= n < max_bytes (bytes; inf: no end) the "
+            "plugin makes NCCL use algo, proto and channels (0: NCCL's count; max: all the "
+            "communicator has). A rule's first line gives its band in KiB/MiB, its last line "
+            "why it is there: its measured gain over NCCL's own choice (evidence: gain with its "
+            "95 % ci, the run's noise floor and the cycles measured), NCCL's own choice, or "
+            "what the fitted models predict. The models follow the rules of each section.");
     if (t->constants.present)
         paragraph(f, "",
                   "nccl_constants replace entries of NCCL's own cost model at communicator init "

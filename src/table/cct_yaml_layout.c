@@ -5,8 +5,9 @@
  * items, double-quoted strings folded at single spaces (never next to another space or a
  * quote, so YAML's folding gives back exactly one space), and comment text wrapped at words.
  * Comments are made safe first: every character YAML takes for a line break (CR, LF, NEL,
- * U+2028, U+2029) or that is a control becomes '?', so no text can end a comment early and
- * turn the rest of a note into YAML.
+ * U+2028, U+2029), every control, the BOM and the non-characters U+FFFE/U+FFFF become '?', so
+ * no text can end a comment early (and turn the rest of a note into YAML) or make the file
+ * unreadable.
  */
 #include "cct_yaml_layout.h"
 
@@ -122,6 +123,13 @@ bool cct_flow_write(FILE *f, const cct_flow *fl, int indent, const char *lead,
         last = NULL;
     }
     bool first_here = first && comment_fits(lines[0], first);
+    if (first && !first_here && last) { /* both on the last line, if they fit there */
+        snprintf(joined, sizeof joined, "%s: %s", first, last);
+        if (comment_fits(lines[n_lines - 1], joined)) {
+            first = NULL;
+            last = joined;
+        }
+    }
     bool last_here = last && comment_fits(lines[n_lines - 1], last);
     if (first && !first_here)
         fprintf(f, "%*s# %s\n", indent, "", first);
@@ -183,7 +191,9 @@ static void comment_safe(const char *text, char *out, size_t cap)
         } else if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) {
             out[k++] = '?';
             p += 3;
-        } else if (p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf) {
+        } else if (p[0] == 0xef && ((p[1] == 0xbb && p[2] == 0xbf) ||
+                                    (p[1] == 0xbf && (p[2] == 0xbe || p[2] == 0xbf)))) {
+            /* the BOM and the non-characters U+FFFE, U+FFFF, which YAML refuses */
             out[k++] = '?';
             p += 3;
         } else {

@@ -39,8 +39,9 @@ void cct_flow_append(cct_flow *fl, const char *fmt, ...) __attribute__((format(p
 /* Write "<indent spaces><lead>{item, item, ...}" wrapped at CCT_LINE_MAX, continuation lines
  * aligned under the first item.  lead is "- " for a list entry or "key: " for a mapping value.
  * first_comment (may be NULL) ends the first line and last_comment the last one, each as
- * "  # text" where it fits in the width; a comment that does not fit goes on its own line
- * above the entry, at its indentation.  False on ENOMEM or when the flow overflowed. */
+ * "  # text" where it fits in the width; a first comment that does not fit joins the last
+ * ("first: last") where that fits, and a comment that fits nowhere goes on its own line above
+ * the entry, at its indentation.  False on ENOMEM or when the flow overflowed. */
 bool cct_flow_write(FILE *f, const cct_flow *fl, int indent, const char *lead,
                     const char *first_comment, const char *last_comment);
 

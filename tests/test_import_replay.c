@@ -90,6 +90,8 @@ static void test_import_fit_deterministic(void **state)
     /* one section: allreduce on 2 ranks / 2 nodes, decided among forced Ring/Tree logs */
     assert_non_null(strstr(a, "  allreduce:\n    - ranks: 2\n      nodes: 2\n"));
     assert_null(strstr(a, "  broadcast:"));
+    /* the logs do not say how the ranks were joined: unknown, not a guess (it was `net`) */
+    assert_non_null(strstr(a, "\n  links: unknown\n"));
     assert_non_null(strstr(a, "algo: tree"));
     free(a);
     free(b);

@@ -746,7 +746,7 @@ static void test_readable_layout(void **state)
                            "CUDA driver 13.0\n"));
     assert_non_null(strstr(text, "\n# Topology:   4 rank processes per GPU (MPS), each its own "
                                  "NCCL node: never matches a real deployment\n"));
-    assert_non_null(strstr(text, "#               ccltune search --ranks-per-gpu 4 --ranks 4 "));
+    assert_non_null(strstr(text, "\n# Command:    ccltune search --ranks-per-gpu 4 --ranks 4 "));
     assert_non_null(strstr(text, "NCCL_TUNER_PLUGIN=ccltune CCLTUNE_TABLE="));
     assert_non_null(strstr(text, "only where NCCL_HOSTID is set"));
     assert_non_null(strstr(text, "      rules:  # margin: runner-up's time / this one's - 1"));

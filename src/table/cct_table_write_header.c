@@ -42,26 +42,23 @@ static void write_made(FILE *f, const cct_table *t)
 {
     const cct_provenance *p = &t->provenance;
     char text[1024];
-    bool several = p->runs && strchr(p->runs, ',');
-    snprintf(text, sizeof text, "%s (source: %s), by %s%s%s%s%s", p->created, p->source, p->tool,
-             p->runs ? ", from run" : "",
-             several   ? "s "
-             : p->runs ? " "
-                       : "",
-             p->runs ? p->runs : "", p->runs ? " of its measurement store" : "");
-    if (p->command)
-        strncat(text, ", taken with", sizeof text - strlen(text) - 1);
+    char runs[320] = "";
+    if (p->runs)
+        snprintf(runs, sizeof runs, ", from run%s %s of its measurement store",
+                 strchr(p->runs, ',') ? "s" : "", p->runs);
+    snprintf(text, sizeof text, "%s (source: %s), by %s%s", p->created, p->source, p->tool, runs);
     paragraph(f, "Measured:", text);
     if (!p->command)
         return;
     /* one shell command per line of the record, continued with backslashes */
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "%s", p->command);
-    for (char *line = cmd, *next; line; line = next) {
+    bool first = true;
+    for (char *line = cmd, *next; line; line = next, first = false) {
         next = strchr(line, '\n');
         if (next)
             *next++ = '\0';
-        cct_write_comment_command(f, LABEL "  ", LABEL "    ", line);
+        cct_write_comment_command(f, first ? "# Command:    " : LABEL, LABEL "  ", line);
     }
 }
 

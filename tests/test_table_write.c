@@ -796,7 +796,9 @@ static void test_long_strings_fold(void **state)
     (void)state;
     char note[2048] = "";
     for (int i = 0; i < 30; i++)
-        strcat(note, i % 7 == 3 ? "two  spaces \"quoted\" back\\slash\ttab " : "word ");
+        strcat(note, i % 7 == 3   ? "two  spaces \"quoted\" back\\slash\ttab "
+                     : i % 7 == 5 ? "slash\\ then \"q\" "
+                                  : "word ");
     strcat(note, "a-very-long-word-");
     for (int i = 0; i < 12; i++)
         strcat(note, "without-any-space-");
@@ -827,6 +829,36 @@ static void test_long_strings_fold(void **state)
     free(w1);
     free(w2);
     cct_table_destroy(&t);
+}
+
+/* Every place a fold can fall: a word of each length before a run of escapes and spaces, so
+ * that the width is reached at each of them in turn. */
+static void test_fold_every_position(void **state)
+{
+    (void)state;
+    const char *tail = "a\\ b \"c\" d  e\tf \\\" g \" h x y z";
+    for (int k = 1; k < 140; k++) {
+        char note[512];
+        memset(note, 'w', (size_t)k);
+        note[k] = '\0';
+        for (int rep = 0; rep < 4; rep++) {
+            strcat(note, " ");
+            strcat(note, tail);
+        }
+        cct_table t;
+        build_small(&t, false);
+        set_str(&t.provenance.note, note);
+        size_t len;
+        char *text = write_text(&t, &len);
+        cct_table_destroy(&t);
+        cct_error err;
+        if (cct_table_load_buffer(text, len, "fold", &t, &err) != CCT_OK)
+            fail_msg("k=%d: %s", k, err.msg);
+        if (strcmp(t.provenance.note, note) != 0)
+            fail_msg("k=%d: note came back as '%s'", k, t.provenance.note);
+        cct_table_destroy(&t);
+        free(text);
+    }
 }
 
 /* The version-1 golden table (the same table before format 2) loads, and today's writer
@@ -902,6 +934,7 @@ int main(void)
         cmocka_unit_test(test_ranks_per_gpu_zero_written_as_default),
         cmocka_unit_test(test_readable_layout),
         cmocka_unit_test(test_long_strings_fold),
+        cmocka_unit_test(test_fold_every_position),
         cmocka_unit_test(test_version1_golden_loads),
         cmocka_unit_test(test_evidence_refusals),
     };

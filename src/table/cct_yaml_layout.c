@@ -217,7 +217,8 @@ void cct_write_comment(FILE *f, const char *first_prefix, const char *cont_prefi
         size_t line_len = strlen(prefix);
         fputs(prefix, f);
         bool on_line = false;
-        for (char *w = strtok(para, " "); w; w = strtok(NULL, " ")) {
+        char *save = NULL;
+        for (char *w = strtok_r(para, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
             size_t wlen = strlen(w);
             if (on_line && line_len + 1 + wlen > CCT_LINE_MAX) {
                 fprintf(f, "\n%s", cont_prefix);
@@ -249,7 +250,8 @@ void cct_write_comment_command(FILE *f, const char *first_prefix, const char *co
     size_t line_len = strlen(first_prefix);
     fputs(first_prefix, f);
     bool on_line = false;
-    for (char *w = strtok(safe, " "); w; w = strtok(NULL, " ")) {
+    char *save = NULL;
+    for (char *w = strtok_r(safe, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
         size_t wlen = strlen(w);
         if (on_line && line_len + 1 + wlen + 2 > CCT_LINE_MAX) {
             fprintf(f, " \\\n%s", cont_prefix);

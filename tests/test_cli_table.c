@@ -116,7 +116,7 @@ static void test_validate_usage(void **state)
     (void)state;
     run_result r = run("validate", "--bogus", "x.yaml", NULL);
     assert_int_equal(r.status, 2);
-    assert_contains(r.err, "ccltune validate: error: unknown option '--bogus'");
+    assert_contains(r.err, "ccltune validate: error: unknown flag '--bogus'");
     run_free(&r);
     r = run("validate", NULL);
     assert_int_equal(r.status, 2);
@@ -167,9 +167,9 @@ static void test_explain_section(void **state)
     run_free(&r);
     free(nccl);
 
-    /* --pipe-ops/--reg-buff: only the section the plugin would pick */
-    r = run("explain", full, "--coll", "allreduce", "--ranks", "4", "--pipe-ops", "2", "--reg-buff",
-            "1", NULL);
+    /* --pipe-ops/--regbuff: only the section the plugin would pick */
+    r = run("explain", full, "--coll", "allreduce", "--ranks", "4", "--pipe-ops", "2", "--regbuff",
+            "yes", NULL);
     assert_int_equal(r.status, 0);
     assert_contains(r.out, "allreduce ranks=4 nodes=4 pipe_ops=2 reg_buff=1\n");
     assert_null(strstr(r.out, "allreduce ranks=4 nodes=4\n"));
@@ -272,16 +272,16 @@ static void test_explain_errors(void **state)
     assert_int_equal(r.status, 2);
     assert_contains(r.err, "--ranks is required");
     run_free(&r);
-    r = run("explain", full, "--coll", "allreduce", "--ranks", "4", "--reg-buff", "2", NULL);
+    r = run("explain", full, "--coll", "allreduce", "--ranks", "4", "--regbuff", "1", NULL);
     assert_int_equal(r.status, 2);
-    assert_contains(r.err, "'2' is not a valid value for --reg-buff (0..1)");
+    assert_contains(r.err, "--regbuff: '1' is not no or yes");
     run_free(&r);
     r = run("explain", full, "--coll", "allreduce", "--ranks", "-4", NULL);
     assert_int_equal(r.status, 2);
     run_free(&r);
     r = run("explain", full, "--frobnicate", NULL);
     assert_int_equal(r.status, 2);
-    assert_contains(r.err, "unknown option '--frobnicate'");
+    assert_contains(r.err, "unknown flag '--frobnicate'");
     run_free(&r);
 
     char *bad = data_path("bad_tables/gapped-bands.yaml");

@@ -11,6 +11,6 @@ BUILD=${BUILD:-build}
 [ -f "$BUILD/build.ninja" ] || meson setup "$BUILD" >/dev/null
 ninja -C "$BUILD" >/dev/null
 mkdir -p out
-"$BUILD/src/ccltune" tune -o out/table.yaml --plots out/plots --store out/measurements.db "$@"
-"$BUILD/src/ccltune" validate out/table.yaml
-echo "table: out/table.yaml (see: $BUILD/src/ccltune explain out/table.yaml --coll all --ranks N); plots: out/plots/"
+"$BUILD/src/cli/ccltune" tune -o out/table.yaml --plots out/plots --store out/measurements.db "$@"
+"$BUILD/src/cli/ccltune" validate out/table.yaml
+echo "table: out/table.yaml (see: $BUILD/src/cli/ccltune explain out/table.yaml --coll all --ranks N); plots: out/plots/"

@@ -14,9 +14,12 @@
 
 #include "cct_cli.h"
 #include "cct_config.h"
+#include "cct_parse.h"
+
+static int cmd_version(int argc, char **argv);
 
 static const cct_command commands[] = {
-    {"version", "print the version", NULL},
+    {"version", "print the version", cmd_version},
     {"validate", "check tuning tables (exit 0 when all are valid)", cct_cmd_validate},
     {"explain", "show a table's decision for every size band", cct_cmd_explain},
     {"diff", "say what changed between two tables (exit 0 when decisions are equal)", cct_cmd_diff},
@@ -42,7 +45,8 @@ static void print_help(FILE *out)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out,
             "\n'ccltune COMMAND --help' describes a command's flags.\n"
-            "Built %s CUDA/NCCL (GPU measurement) and %s MPI.\n",
+            "Built %s CUDA/NCCL (GPU measurement) and %s MPI.\n\n"
+            "Exit status: the command's (0 success, 1 failure, 2 usage error).\n",
             CCT_HAVE_CUDA ? "with" : "without", CCT_HAVE_MPI ? "with" : "without");
 }
 
@@ -78,16 +82,38 @@ int cct_cli_role_result(const char *cmd, int code, const cct_error *err)
     return code;
 }
 
-cct_status cct_cli_parse_int(const char *text, long min, long max, long *out)
+int cct_cli_flag_error(const char *cmd, int c, char **argv)
 {
-    if (!text || !*text || text[0] == '-' || text[0] == '+')
-        return CCT_EINVAL;
-    char *end = NULL;
-    long v = strtol(text, &end, 10);
-    if (*end != '\0' || v < min || v > max)
-        return CCT_EINVAL;
-    *out = v;
-    return CCT_OK;
+    cct_error err;
+    cct_parse_flag_error(c, argv, &err);
+    return cct_cli_usage_error(cmd, "%s", err.msg);
+}
+
+int cct_cli_extra_args(const char *cmd, int argc, char **argv)
+{
+    if (optind < argc)
+        return cct_cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+    return CCT_EXIT_OK;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+    static const struct option options[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+        if (c != 'h')
+            return cct_cli_flag_error("version", c, argv);
+        printf("usage: ccltune version\n\n"
+               "Print the version of ccltune (the same as ccltune --version).\n\n"
+               "Exit status: 0 printed, 2 usage error.\n");
+        return CCT_EXIT_OK;
+    }
+    if (optind < argc)
+        return cct_cli_extra_args("version", argc, argv);
+    printf("ccltune %s\n", CCT_VERSION);
+    return CCT_EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -101,12 +127,12 @@ int main(int argc, char **argv)
         print_help(stdout);
         return CCT_EXIT_OK;
     }
-    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+    if (strcmp(name, "--version") == 0) {
         printf("ccltune %s\n", CCT_VERSION);
         return CCT_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(name, commands[i].name) == 0 && commands[i].run)
+        if (strcmp(name, commands[i].name) == 0)
             return commands[i].run(argc - 1, argv + 1);
     fprintf(stderr, "ccltune: '%s' is not a ccltune command. See 'ccltune --help'.\n", name);
     return CCT_EXIT_USAGE;

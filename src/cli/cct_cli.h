@@ -2,8 +2,10 @@
  * cct_cli.h - conventions shared by the `ccltune` subcommands (src/cmd_*.c).
  *
  * Every subcommand is a function `int cct_cmd_NAME(int argc, char **argv)` where argv[0]
- * is the subcommand name.  It parses its own flags with getopt_long, prints `--help` to
- * stdout, prints errors to stderr as "ccltune NAME: error: ...", and returns an exit
+ * is the subcommand name.  It parses its own flags with getopt_long (optstring ":...",
+ * opterr = 0, values through cct_parse.h), prints `--help` to stdout ending with its
+ * "Exit status:" paragraph, prints errors to stderr as "ccltune NAME: error: ...", and
+ * returns an exit
  * status: 0 success, 1 the operation failed or found a problem (validation errors, a diff,
  * a failed measurement), 2 usage error (unknown flag, bad value, missing argument).
  */
@@ -33,8 +35,11 @@ int cct_cli_usage_error(const char *cmd, const char *fmt, ...)
  * for CCT_EXIT_USAGE) when code is not CCT_EXIT_OK and err has a message; returns code. */
 int cct_cli_role_result(const char *cmd, int code, const cct_error *err);
 
-/* Parse a positive integer flag value (decimal, no sign, no trailing text). */
-cct_status cct_cli_parse_int(const char *text, long min, long max, long *out);
+/* The usage error for getopt_long's ':' or '?' return c (cct_parse_flag_error): every
+ * command passes an optstring starting with ':' and opterr = 0.  Returns CCT_EXIT_USAGE. */
+int cct_cli_flag_error(const char *cmd, int c, char **argv);
+/* CCT_EXIT_OK when getopt left no word in argv, else the usage error naming the first. */
+int cct_cli_extra_args(const char *cmd, int argc, char **argv);
 
 /* The subcommands.  Each lives in src/cmd_NAME.c. */
 int cct_cmd_validate(int argc, char **argv);

@@ -16,6 +16,8 @@
 #include "cct_bench.h"
 #include "cct_cli.h"
 #include "cct_config.h"
+#include "cct_parse.h"
+#include "cct_search.h"
 
 static void help(FILE *out)
 {
@@ -48,153 +50,126 @@ static void help(FILE *out)
         "  --cycle-us US        target length of a cycle [2000]\n"
         "  --pipe-ops K         time groups of K collectives per ncclGroupStart/End (each on\n"
         "                       its own buffers; time per collective = group / K) [1]\n"
-        "  --regbuff yes|no     buffers registered with ncclCommRegister [no]\n"
+        "  --regbuff no|yes     buffers registered with ncclCommRegister [no]\n"
         "  --store DB           where the measurements go [bench.db]\n"
         "  -o, --output FILE    markdown report [stdout]\n"
         "  --csv FILE           the same as CSV\n"
         "  --plugin PATH        libnccl-tuner-ccltune.so [beside ccltune]\n"
         "  --timeout S          watchdog per call [60]\n"
-        "  --no-mps-check       do not insist on a running MPS daemon\n");
+        "  --no-mps-check       do not insist on a running MPS daemon\n\n"
+        "Ranks, collectives, cycles, timeout and the other flags the search also has follow\n"
+        "the search's rules (ccltune search --help).\n\n"
+        "Exit status: 0 benched, 1 the table does not load or the measurement failed, 2 usage\n"
+        "error.\n");
+}
+
+static cct_status add_size(void *ctx, const char *flag, const char *item, size_t index,
+                           cct_error *err)
+{
+    cct_search_opts *o = ctx;
+    uint64_t b;
+    cct_status st = cct_parse_flag_size(flag, item, 1, 16ull << 30, &b, err);
+    if (st == CCT_OK) {
+        o->bench_sizes[index] = b;
+        o->n_bench_sizes = index + 1;
+    }
+    return st;
+}
+
+/* A bench flag that is also a search flag, applied by the search's own rules; pipe-ops and
+ * regbuff take one value here (a bench times one group size and one buffer kind). */
+static cct_status shared_flag(cct_search_opts *o, const char *name, const char *value,
+                              cct_error *err)
+{
+    bool single = strcmp(name, "pipe-ops") == 0 || strcmp(name, "regbuff") == 0;
+    if (single && value && strchr(value, ','))
+        return cct_error_set(err, CCT_EINVAL, "--%s: one value in a bench, not '%s'", name, value);
+    cct_status st = cct_search_set_flag(o, name, value, err);
+    if (st == CCT_OK && strcmp(name, "ranks") == 0 && o->ranks < 2)
+        st = cct_error_set(err, CCT_EINVAL, "--ranks: a bench needs 2 ranks or more, not '%s'",
+                           value);
+    return st;
+}
+
+/* The bench's options: the search's defaults, then the bench's own. */
+static void bench_opts_init(cct_search_opts *o, int argc, char **argv)
+{
+    cct_search_opts_init(o, argc, argv);
+    o->store_path = "bench.db";
+    o->sched.cycles = 6;
+    o->sched.adaptive = false; /* every candidate at every size: the oracle needs them all */
+    o->space.baseline = true;
 }
 
 int cct_cmd_bench(int argc, char **argv)
 {
-    static const struct option lopts[] = {{"ranks", required_argument, NULL, 'r'},
-                                          {"ranks-per-gpu", required_argument, NULL, 'g'},
-                                          {"colls", required_argument, NULL, 'c'},
-                                          {"sizes", required_argument, NULL, 'z'},
-                                          {"max-bytes", required_argument, NULL, 'm'},
-                                          {"cycles", required_argument, NULL, 'y'},
-                                          {"cycle-us", required_argument, NULL, 'u'},
-                                          {"pipe-ops", required_argument, NULL, 'K'},
-                                          {"regbuff", required_argument, NULL, 'R'},
-                                          {"store", required_argument, NULL, 's'},
+    enum { OPT_SIZES = 256, OPT_MAX_BYTES, OPT_CSV, OPT_RULES, OPT_SHARED };
+    static const cct_enum_name on_off[] = {{"on", 0}, {"off", 1}, {NULL, 0}};
+    static const struct option lopts[] = {{"ranks", required_argument, NULL, OPT_SHARED},
+                                          {"ranks-per-gpu", required_argument, NULL, OPT_SHARED},
+                                          {"colls", required_argument, NULL, OPT_SHARED},
+                                          {"sizes", required_argument, NULL, OPT_SIZES},
+                                          {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
+                                          {"cycles", required_argument, NULL, OPT_SHARED},
+                                          {"cycle-us", required_argument, NULL, OPT_SHARED},
+                                          {"pipe-ops", required_argument, NULL, OPT_SHARED},
+                                          {"regbuff", required_argument, NULL, OPT_SHARED},
+                                          {"store", required_argument, NULL, OPT_SHARED},
                                           {"output", required_argument, NULL, 'o'},
-                                          {"csv", required_argument, NULL, 'v'},
-                                          {"plugin", required_argument, NULL, 'p'},
-                                          {"timeout", required_argument, NULL, 't'},
-                                          {"no-mps-check", no_argument, NULL, 'M'},
-                                          {"rules", required_argument, NULL, 'L'},
+                                          {"csv", required_argument, NULL, OPT_CSV},
+                                          {"plugin", required_argument, NULL, OPT_SHARED},
+                                          {"timeout", required_argument, NULL, OPT_SHARED},
+                                          {"no-mps-check", no_argument, NULL, OPT_SHARED},
+                                          {"rules", required_argument, NULL, OPT_RULES},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     cct_search_opts o;
     cct_error err;
     cct_error_clear(&err);
-    bool help_flag = false;
-    /* start from the search defaults; only the flags below apply to a bench */
-    char *no_args[] = {argv[0], NULL};
-    cct_search_parse(1, no_args, &o, &help_flag, &err);
-    o.argc = argc;
-    o.argv = argv;
-    o.store_path = "bench.db";
-    o.sched.cycles = 6;
-    o.sched.adaptive = false; /* every candidate at every size: the oracle needs them all */
-    o.space.baseline = true;
+    bench_opts_init(&o, argc, argv);
     uint64_t max_bytes = 16u << 20;
     bool sizes_given = false;
     optind = 1;
     opterr = 0;
-    int c;
-    long v;
-    while ((c = getopt_long(argc, argv, ":o:", lopts, NULL)) != -1) {
+    int c, index = -1, rules_off = 0;
+    while ((c = getopt_long(argc, argv, ":o:h", lopts, &index)) != -1) {
+        cct_status st = CCT_OK;
         switch (c) {
-        case 'r':
-            if (cct_cli_parse_int(optarg, 2, 4096, &v) != CCT_OK)
-                return cct_cli_usage_error("bench", "--ranks: '%s' is not 2..4096", optarg);
-            o.ranks = (int)v;
+        case OPT_SHARED:
+            st = shared_flag(&o, lopts[index].name, optarg, &err);
             break;
-        case 'g':
-            if (cct_cli_parse_int(optarg, 1, 64, &v) != CCT_OK)
-                return cct_cli_usage_error("bench", "--ranks-per-gpu: '%s' is not 1..64", optarg);
-            o.ranks_per_gpu = (int)v;
-            break;
-        case 'c':
-            if (cct_space_parse(&o.space, "--colls", optarg, &err) != CCT_OK)
-                return cct_cli_usage_error("bench", "%s", err.msg);
-            break;
-        case 'z': {
-            char list[1024];
-            snprintf(list, sizeof list, "%s", optarg);
-            o.n_bench_sizes = 0;
-            char *save = NULL;
-            for (char *it = strtok_r(list, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
-                uint64_t b;
-                if (cct_parse_bytes(it, &b, NULL) != CCT_OK || b == 0 || b == CCT_BYTES_INF ||
-                    o.n_bench_sizes >= 64)
-                    return cct_cli_usage_error("bench",
-                                               "--sizes: '%s' is not a message size (at "
-                                               "most 64 sizes)",
-                                               it);
-                o.bench_sizes[o.n_bench_sizes++] = b;
-            }
+        case OPT_SIZES:
+            st = cct_parse_list("--sizes", optarg, 64, add_size, &o, &err);
             cct_bench_sort_sizes(o.bench_sizes, o.n_bench_sizes);
-            sizes_given = o.n_bench_sizes > 0;
+            sizes_given = st == CCT_OK;
             break;
-        }
-        case 'm':
-            if (cct_parse_bytes(optarg, &max_bytes, &err) != CCT_OK || max_bytes == CCT_BYTES_INF)
-                return cct_cli_usage_error("bench", "--max-bytes: '%s' is not a size", optarg);
-            break;
-        case 'y':
-            if (cct_cli_parse_int(optarg, 2, 1000, &v) != CCT_OK)
-                return cct_cli_usage_error("bench", "--cycles: '%s' is not 2..1000", optarg);
-            o.sched.cycles = (int)v;
-            break;
-        case 'u':
-            if (cct_cli_parse_int(optarg, 1, 10000000, &v) != CCT_OK)
-                return cct_cli_usage_error("bench", "--cycle-us: '%s' is not 1..1e7", optarg);
-            o.sched.cycle_us = (double)v;
-            break;
-        case 'K':
-            if (strchr(optarg, ',') ||
-                cct_space_parse(&o.space, "--pipe-ops", optarg, &err) != CCT_OK)
-                return cct_cli_usage_error(
-                    "bench", "%s", strchr(optarg, ',') ? "--pipe-ops: one group size" : err.msg);
-            break;
-        case 'R':
-            if (strchr(optarg, ',') ||
-                cct_space_parse(&o.space, "--regbuff", optarg, &err) != CCT_OK)
-                return cct_cli_usage_error("bench", "%s",
-                                           strchr(optarg, ',') ? "--regbuff: yes or no" : err.msg);
-            break;
-        case 's':
-            o.store_path = optarg;
+        case OPT_MAX_BYTES:
+            st = cct_parse_flag_size("--max-bytes", optarg, 1, 16ull << 30, &max_bytes, &err);
             break;
         case 'o':
             o.bench_report = optarg;
             break;
-        case 'v':
+        case OPT_CSV:
             o.bench_csv = optarg;
             break;
-        case 'p':
-            o.plugin_path = optarg;
-            break;
-        case 't': {
-            char *end;
-            o.timeout_s = strtod(optarg, &end);
-            if (*end || !(o.timeout_s >= 0.1 && o.timeout_s <= 86400))
-                return cct_cli_usage_error("bench", "--timeout: '%s' is not 0.1..86400", optarg);
-            break;
-        }
-        case 'M':
-            o.check_mps = false;
-            break;
-        case 'L':
-            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
-                return cct_cli_usage_error("bench", "--rules: '%s' is not on or off", optarg);
-            o.bench_rules_off = strcmp(optarg, "off") == 0;
+        case OPT_RULES:
+            st = cct_parse_enum("--rules", optarg, on_off, &rules_off, &err);
+            o.bench_rules_off = rules_off != 0;
             break;
         case 'h':
             help(stdout);
             return CCT_EXIT_OK;
-        case ':':
-            return cct_cli_usage_error("bench", "%s needs a value", argv[optind - 1]);
         default:
-            return cct_cli_usage_error("bench", "unknown flag '%s'", argv[optind - 1]);
+            return cct_cli_flag_error("bench", c, argv);
         }
+        if (st != CCT_OK)
+            return cct_cli_usage_error("bench", "%s", err.msg);
     }
-    if (optind + 1 != argc)
-        return cct_cli_usage_error("bench", optind < argc ? "one table, please" : "missing TABLE");
+    if (optind >= argc)
+        return cct_cli_usage_error("bench", "missing TABLE");
+    if (optind + 1 < argc)
+        return cct_cli_usage_error("bench", "unexpected argument '%s' (one table at a time)",
+                                   argv[optind + 1]);
     if (!sizes_given)
         o.n_bench_sizes = cct_bench_default_sizes(max_bytes, o.bench_sizes, 64);
     static char table_path[PATH_MAX];

@@ -13,6 +13,7 @@
 #include "cct_calib_store.h"
 #include "cct_calibrate.h"
 #include "cct_cli.h"
+#include "cct_parse.h"
 #include "cct_config.h"
 #include "cct_constants.h"
 #include "cct_nccl_log.h"
@@ -47,22 +48,24 @@ static void help(FILE *out)
             "  --fit-ranks N[,N...]  fit on these rank counts only; score on all [all]\n"
             "  --tie X               a pick within X of the best agrees [0.05]\n"
             "  --cc X.Y              compute capability [the store's]\n"
-            "  --note TEXT           provenance note\n");
+            "  --note TEXT           provenance note\n\n"
+            "Exit status: 0 the constants are fitted (and written with -o), 1 a store, log or\n"
+            "table could not be read or the fit failed, 2 usage error.\n");
 }
 
-static int parse_ranks_list(const char *text, cct_calib_options *opt)
+static cct_status add_fit_ranks(void *ctx, const char *flag, const char *item, size_t index,
+                                cct_error *err)
 {
-    const char *p = text;
-    while (*p) {
-        char *end;
-        long v = strtol(p, &end, 10);
-        if (end == p || v < 2 || v > CCT_TABLE_MAX_RANKS || (*end && *end != ',') ||
-            opt->n_fit_ranks >= CCT_CALIB_MAX_TOPOS)
-            return -1;
+    (void)index;
+    cct_calib_options *opt = ctx;
+    long v;
+    cct_status st = cct_parse_flag_long(flag, item, 2, CCT_TABLE_MAX_RANKS, &v, err);
+    if (st == CCT_OK && opt->n_fit_ranks >= CCT_CALIB_MAX_TOPOS)
+        st =
+            cct_error_set(err, CCT_EINVAL, "%s: at most %d rank counts", flag, CCT_CALIB_MAX_TOPOS);
+    if (st == CCT_OK)
         opt->fit_ranks[opt->n_fit_ranks++] = (int)v;
-        p = *end ? end + 1 : end;
-    }
-    return opt->n_fit_ranks ? 0 : -1;
+    return st;
 }
 
 /* Load every run's points of one store and its first run's fingerprint. */
@@ -271,7 +274,7 @@ int cct_cmd_calibrate(int argc, char **argv)
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":o:", opts, NULL)) != -1) {
-        char *end;
+        cct_error perr;
         switch (c) {
         case 'L':
             if (n_logs >= CCT_CALIB_MAX_TOPOS)
@@ -286,15 +289,13 @@ int cct_cmd_calibrate(int argc, char **argv)
             in_table = optarg;
             break;
         case 'F':
-            if (parse_ranks_list(optarg, &opt) != 0)
-                return cct_cli_usage_error(
-                    "calibrate", "--fit-ranks: '%s' is not a list of rank counts >= 2", optarg);
+            if (cct_parse_list("--fit-ranks", optarg, CCT_CALIB_MAX_TOPOS, add_fit_ranks, &opt,
+                               &perr) != CCT_OK)
+                return cct_cli_usage_error("calibrate", "%s", perr.msg);
             break;
         case 't':
-            opt.tie = strtod(optarg, &end);
-            if (*end || !(opt.tie >= 0.0 && opt.tie < 1.0))
-                return cct_cli_usage_error("calibrate", "--tie: '%s' is not a fraction in [0, 1)",
-                                           optarg);
+            if (cct_parse_flag_fraction("--tie", optarg, &opt.tie, &perr) != CCT_OK)
+                return cct_cli_usage_error("calibrate", "%s", perr.msg);
             break;
         case 'c':
             cc = cct_cc_parse(optarg);
@@ -316,10 +317,8 @@ int cct_cmd_calibrate(int argc, char **argv)
         case 'h':
             help(stdout);
             return CCT_EXIT_OK;
-        case ':':
-            return cct_cli_usage_error("calibrate", "%s needs a value", argv[optind - 1]);
         default:
-            return cct_cli_usage_error("calibrate", "unknown flag '%s'", argv[optind - 1]);
+            return cct_cli_flag_error("calibrate", c, argv);
         }
     }
     size_t n_stores = (size_t)(argc - optind);

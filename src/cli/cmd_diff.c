@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "cct_cli.h"
+#include "cct_parse.h"
 #include "cct_table.h"
 #include "cct_table_diff.h"
 
@@ -36,16 +37,6 @@ static void usage(FILE *out)
             "  -h, --help     show this help\n\n"
             "Exit status: 0 the decisions are equal, 1 they differ, 2 usage error or a table\n"
             "that does not load.\n");
-}
-
-static cct_status parse_fraction(const char *text, double *out)
-{
-    char *end = NULL;
-    double v = text && *text ? strtod(text, &end) : NAN;
-    if (!end || *end != '\0' || !isfinite(v) || v < 0)
-        return CCT_EINVAL;
-    *out = v;
-    return CCT_OK;
 }
 
 static void summary(const cct_diff *d, bool all)
@@ -78,10 +69,11 @@ int cct_cmd_diff(int argc, char **argv)
     cct_diff_options opt;
     cct_diff_options_default(&opt);
     bool all = false;
+    cct_error perr;
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+ah", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ah", options, NULL)) != -1) {
         switch (c) {
         case 'a':
             all = true;
@@ -90,18 +82,12 @@ int cct_cmd_diff(int argc, char **argv)
             usage(stdout);
             return CCT_EXIT_OK;
         case OPT_THRESHOLD:
-            if (parse_fraction(optarg, &opt.threshold) != CCT_OK)
-                return cct_cli_usage_error(NAME,
-                                           "--threshold wants a fraction >= 0 such as 0.05, not "
-                                           "'%s'",
-                                           optarg);
+            if (cct_parse_flag_double("--threshold", optarg, 0.0, 1e6, &opt.threshold, &perr) !=
+                CCT_OK)
+                return cct_cli_usage_error(NAME, "%s", perr.msg);
             break;
-        case ':':
-            return cct_cli_usage_error(NAME, "%s needs a value", argv[optind - 1]);
         default:
-            if (optopt)
-                return cct_cli_usage_error(NAME, "unknown option '-%c'", optopt);
-            return cct_cli_usage_error(NAME, "unknown option '%s'", argv[optind - 1]);
+            return cct_cli_flag_error(NAME, c, argv);
         }
     }
     if (argc - optind != 2)

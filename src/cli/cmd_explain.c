@@ -10,7 +10,7 @@
  * predicted time is NCCL's default's, not that of the forced configuration of that name.
  *
  * Which sections apply: those of the collective (or of every collective with --coll all)
- * with the given ranks, and nodes when --nodes is given.  Without --pipe-ops/--reg-buff every
+ * with the given ranks, and nodes when --nodes is given.  Without --pipe-ops/--regbuff every
  * such section is shown; with either, only the one the plugin would pick for a call with
  * numPipeOps P (default 1) and regBuff B (default 0), through the same cct_table_find_section.
  * No match is an error that lists the topologies the table does have.
@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "cct_cli.h"
+#include "cct_parse.h"
 #include "cct_constants.h"
 #include "cct_rule_model.h"
 #include "cct_table.h"
@@ -40,13 +41,13 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: ccltune explain FILE --coll C --ranks R [--nodes N] [--pipe-ops P]\n"
-            "                            [--reg-buff 0|1]\n\n"
+            "                            [--regbuff no|yes]\n\n"
             "Show the decision of a tuning table for every size band.\n\n"
             "  --coll C       broadcast, reduce, allgather, reducescatter, allreduce, or all\n"
             "  --ranks R      ranks in the communicator\n"
             "  --nodes N      nodes in the communicator (default: every node count in the table)\n"
             "  --pipe-ops P   show the section the plugin picks for numPipeOps P (default 1)\n"
-            "  --reg-buff B   ... and for regBuff B, 0 or 1 (default 0)\n"
+            "  --regbuff B    ... and for registered buffers (regBuff), no or yes (default no)\n"
             "  -h, --help     show this help\n\n"
             "Exit status: 0 shown, 1 unreadable table or no matching section, 2 usage error.\n");
 }
@@ -259,13 +260,14 @@ static int explain(const char *path, const query *q)
 
 int cct_cmd_explain(int argc, char **argv)
 {
-    enum { OPT_COLL = 256, OPT_RANKS, OPT_NODES, OPT_PIPE_OPS, OPT_REG_BUFF };
+    enum { OPT_COLL = 256, OPT_RANKS, OPT_NODES, OPT_PIPE_OPS, OPT_REGBUFF };
+    static const cct_enum_name no_yes[] = {{"no", 0}, {"yes", 1}, {NULL, 0}};
     static const struct option options[] = {
         {"coll", required_argument, NULL, OPT_COLL},
         {"ranks", required_argument, NULL, OPT_RANKS},
         {"nodes", required_argument, NULL, OPT_NODES},
         {"pipe-ops", required_argument, NULL, OPT_PIPE_OPS},
-        {"reg-buff", required_argument, NULL, OPT_REG_BUFF},
+        {"regbuff", required_argument, NULL, OPT_REGBUFF},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -273,9 +275,10 @@ int cct_cmd_explain(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         long *slot = NULL;
         long lo = 1, hi = CCT_TABLE_MAX_RANKS;
+        cct_error perr;
         switch (c) {
         case 'h':
             usage(stdout);
@@ -298,28 +301,26 @@ int cct_cmd_explain(int argc, char **argv)
             slot = &q.pipe_ops;
             hi = 1 << 30;
             break;
-        case OPT_REG_BUFF:
-            slot = &q.reg_buff;
-            lo = 0;
-            hi = 1;
-            break;
-        case ':':
-        case '?':
-        default:
-            if (optopt >= OPT_COLL)
-                return cct_cli_usage_error(NAME, "option '%s' needs a value", argv[optind - 1]);
-            if (optopt)
-                return cct_cli_usage_error(NAME, "unknown option '-%c'", optopt);
-            return cct_cli_usage_error(NAME, "unknown option '%s'", argv[optind - 1]);
+        case OPT_REGBUFF: {
+            int yes;
+            if (cct_parse_enum("--regbuff", optarg, no_yes, &yes, &perr) != CCT_OK)
+                return cct_cli_usage_error(NAME, "%s", perr.msg);
+            q.reg_buff = yes;
+            continue;
         }
-        if (cct_cli_parse_int(optarg, lo, hi, slot) != CCT_OK)
-            return cct_cli_usage_error(NAME, "'%s' is not a valid value for --%s (%ld..%ld)",
-                                       optarg, options[c - OPT_COLL].name, lo, hi);
+        default:
+            return cct_cli_flag_error(NAME, c, argv);
+        }
+        char flag[32];
+        snprintf(flag, sizeof flag, "--%s", options[c - OPT_COLL].name);
+        if (cct_parse_flag_long(flag, optarg, lo, hi, slot, &perr) != CCT_OK)
+            return cct_cli_usage_error(NAME, "%s", perr.msg);
     }
     if (optind >= argc)
         return cct_cli_usage_error(NAME, "no table given");
     if (argc - optind > 1)
-        return cct_cli_usage_error(NAME, "one table at a time ('%s' is extra)", argv[optind + 1]);
+        return cct_cli_usage_error(NAME, "unexpected argument '%s' (one table at a time)",
+                                   argv[optind + 1]);
     if (q.coll == -2)
         return cct_cli_usage_error(NAME, "--coll is required");
     if (q.ranks < 0)

@@ -107,12 +107,8 @@ int cct_cmd_export(int argc, char **argv)
         case 'h':
             usage(stdout);
             return CCT_EXIT_OK;
-        case ':':
-            return cct_cli_usage_error(NAME, "option '%s' needs a value", argv[optind - 1]);
         default:
-            if (optopt)
-                return cct_cli_usage_error(NAME, "unknown option '-%c'", optopt);
-            return cct_cli_usage_error(NAME, "unknown option '%s'", argv[optind - 1]);
+            return cct_cli_flag_error(NAME, c, argv);
         }
     }
     if (!format)
@@ -122,7 +118,8 @@ int cct_cmd_export(int argc, char **argv)
     if (optind >= argc)
         return cct_cli_usage_error(NAME, "no table given");
     if (argc - optind > 1)
-        return cct_cli_usage_error(NAME, "one table at a time (got %d)", argc - optind);
+        return cct_cli_usage_error(NAME, "unexpected argument '%s' (one table at a time)",
+                                   argv[optind + 1]);
     const char *path = argv[optind];
     cct_table t;
     cct_error err;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cct_cli.h"
+#include "cct_parse.h"
 #include "cct_fit_table.h"
 
 static void help(FILE *out)
@@ -31,11 +32,14 @@ static void help(FILE *out)
             "  --ll128 auto|yes|no   allow LL128 rules [auto: the run's LL128 verdict]\n"
             "  --note TEXT           provenance note\n"
             "  --cc X.Y              the GPU's compute capability, for imported runs that lack it\n"
-            "  --accuracy            print model accuracy (in-sample and cross-validated)\n");
+            "  --accuracy            print model accuracy (in-sample and cross-validated)\n\n"
+            "Exit status: 0 the table is written, 1 the store could not be read or the fit or\n"
+            "the writing failed, 2 usage error.\n");
 }
 
 int cct_cmd_fit(int argc, char **argv)
 {
+    static const cct_enum_name ll128_names[] = {{"auto", -1}, {"yes", 1}, {"no", 0}, {NULL, 0}};
     static const struct option opts[] = {
         {"store", required_argument, NULL, 's'},    {"run", required_argument, NULL, 'r'},
         {"output", required_argument, NULL, 'o'},   {"tie", required_argument, NULL, 't'},
@@ -52,14 +56,14 @@ int cct_cmd_fit(int argc, char **argv)
     int c;
     while ((c = getopt_long(argc, argv, ":o:", opts, NULL)) != -1) {
         long v;
-        char *end;
+        cct_error perr;
         switch (c) {
         case 's':
             store_path = optarg;
             break;
         case 'r':
-            if (cct_cli_parse_int(optarg, 1, 0x7fffffffL, &v) != CCT_OK)
-                return cct_cli_usage_error("fit", "--run: '%s' is not a run id", optarg);
+            if (cct_parse_flag_long("--run", optarg, 1, 0x7fffffffL, &v, &perr) != CCT_OK)
+                return cct_cli_usage_error("fit", "%s", perr.msg);
             if (fo.n_runs >= CCT_FIT_MAX_RUNS)
                 return cct_cli_usage_error("fit", "at most %d --run flags", CCT_FIT_MAX_RUNS);
             fo.runs[fo.n_runs++] = v;
@@ -68,29 +72,20 @@ int cct_cmd_fit(int argc, char **argv)
             out_path = optarg;
             break;
         case 't':
-            fo.decide.tie = strtod(optarg, &end);
-            if (*end || !(fo.decide.tie >= 0.0 && fo.decide.tie < 1.0))
-                return cct_cli_usage_error("fit", "--tie: '%s' is not a fraction in [0, 1)",
-                                           optarg);
+            if (cct_parse_flag_fraction("--tie", optarg, &fo.decide.tie, &perr) != CCT_OK)
+                return cct_cli_usage_error("fit", "%s", perr.msg);
             break;
         case 'b':
-            fo.decide.min_band_factor = strtod(optarg, &end);
-            if (*end || !(fo.decide.min_band_factor >= 1.0 && fo.decide.min_band_factor <= 1024.0))
-                return cct_cli_usage_error("fit", "--min-band: '%s' is not a factor in [1, 1024]",
-                                           optarg);
+            if (cct_parse_flag_double("--min-band", optarg, 1.0, 1024.0, &fo.decide.min_band_factor,
+                                      &perr) != CCT_OK)
+                return cct_cli_usage_error("fit", "%s", perr.msg);
             break;
         case 'w':
             fo.decide.worst_case_align = true;
             break;
         case 'l':
-            if (strcmp(optarg, "auto") == 0)
-                fo.ll128 = -1;
-            else if (strcmp(optarg, "yes") == 0)
-                fo.ll128 = 1;
-            else if (strcmp(optarg, "no") == 0)
-                fo.ll128 = 0;
-            else
-                return cct_cli_usage_error("fit", "--ll128: '%s' is not auto, yes or no", optarg);
+            if (cct_parse_enum("--ll128", optarg, ll128_names, &fo.ll128, &perr) != CCT_OK)
+                return cct_cli_usage_error("fit", "%s", perr.msg);
             break;
         case 'n':
             fo.note = optarg;
@@ -107,14 +102,12 @@ int cct_cmd_fit(int argc, char **argv)
         case 'h':
             help(stdout);
             return CCT_EXIT_OK;
-        case ':':
-            return cct_cli_usage_error("fit", "%s needs a value", argv[optind - 1]);
         default:
-            return cct_cli_usage_error("fit", "unknown flag '%s'", argv[optind - 1]);
+            return cct_cli_flag_error("fit", c, argv);
         }
     }
     if (optind < argc)
-        return cct_cli_usage_error("fit", "unexpected argument '%s'", argv[optind]);
+        return cct_cli_extra_args("fit", argc, argv);
     cct_error err;
     cct_store *store = NULL;
     if (cct_store_open(store_path, true, &store, &err) != CCT_OK)

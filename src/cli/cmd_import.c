@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "cct_cli.h"
+#include "cct_parse.h"
 #include "cct_import.h"
 #include "cct_store.h"
 
@@ -45,7 +46,7 @@ static void usage(FILE *out)
             "                       count (NCCL_HOSTID) and NCCL's INFO lines are missing\n"
             "  -n, --dry-run        check and summarise the files, write nothing\n"
             "  -h, --help           show this help\n\n"
-            "A flag that contradicts what a log says is an error, not an override.\n"
+            "A flag that contradicts what a log says is an error, not an override.\n\n"
             "Exit status: 0 imported, 1 a file was refused or the store failed, 2 usage error.\n");
 }
 
@@ -91,6 +92,7 @@ static int parse_args(int argc, char **argv, import_args *a)
     opterr = 0;
     int c, rc = CCT_EXIT_OK;
     long v;
+    cct_error perr;
     while (rc == CCT_EXIT_OK && (c = getopt_long(argc, argv, ":s:f:nh", options, NULL)) != -1) {
         switch (c) {
         case 's':
@@ -117,9 +119,9 @@ static int parse_args(int argc, char **argv, import_args *a)
             break;
         case OPT_RANKS:
         case OPT_NODES:
-            if (cct_cli_parse_int(optarg, 1, 1 << 24, &v) != CCT_OK)
-                rc = cct_cli_usage_error(NAME, "--%s wants a number from 1 to %d, not '%s'",
-                                         c == OPT_RANKS ? "ranks" : "nodes", 1 << 24, optarg);
+            if (cct_parse_flag_long(c == OPT_RANKS ? "--ranks" : "--nodes", optarg, 1, 1 << 24, &v,
+                                    &perr) != CCT_OK)
+                rc = cct_cli_usage_error(NAME, "%s", perr.msg);
             else
                 *(c == OPT_RANKS ? &a->opts.ranks : &a->opts.nodes) = (int)v;
             break;
@@ -129,14 +131,8 @@ static int parse_args(int argc, char **argv, import_args *a)
         case 'h':
             usage(stdout);
             return -1;
-        case ':':
-            rc = cct_cli_usage_error(NAME, "option '%s' needs a value", argv[optind - 1]);
-            break;
         default:
-            if (optopt && optopt < 256)
-                rc = cct_cli_usage_error(NAME, "unknown option '-%c'", optopt);
-            else
-                rc = cct_cli_usage_error(NAME, "unknown option '%s'", argv[optind - 1]);
+            rc = cct_cli_flag_error(NAME, c, argv);
         }
     }
     if (rc == CCT_EXIT_OK && optind >= argc)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "cct_cli.h"
+#include "cct_parse.h"
 #include "cct_plot.h"
 #include "cct_table.h"
 
@@ -37,7 +38,7 @@ static void usage(FILE *out)
             "  --out DIR      output folder (default plots/), created when missing\n"
             "  --no-gnuplot   write the data files and scripts only\n"
             "  -h, --help     show this help\n\n"
-            "Needs gnuplot on PATH (%s).\n"
+            "Needs gnuplot on PATH (%s).\n\n"
             "Exit status: 0 plotted, 1 failure, 2 usage error.\n",
             CCT_PLOT_GNUPLOT_HINT);
 }
@@ -62,8 +63,9 @@ int cct_cmd_plot(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
         long v;
+        cct_error perr;
         switch (c) {
         case 'h':
             usage(stdout);
@@ -72,9 +74,8 @@ int cct_cmd_plot(int argc, char **argv)
             store = optarg;
             break;
         case OPT_RUN:
-            if (cct_cli_parse_int(optarg, 1, 1L << 62, &v) != CCT_OK)
-                return cct_cli_usage_error(NAME, "--run wants a run id (1, 2, ...), not '%s'",
-                                           optarg);
+            if (cct_parse_flag_long("--run", optarg, 1, 0x7fffffffL, &v, &perr) != CCT_OK)
+                return cct_cli_usage_error(NAME, "%s", perr.msg);
             if (n_runs == MAX_RUNS)
                 return cct_cli_usage_error(NAME, "at most %d --run flags", MAX_RUNS);
             runs[n_runs++] = v;
@@ -88,16 +89,12 @@ int cct_cmd_plot(int argc, char **argv)
         case OPT_NO_GNUPLOT:
             opt.run_gnuplot = false;
             break;
-        case ':':
-            return cct_cli_usage_error(NAME, "%s needs a value", argv[optind - 1]);
         default:
-            if (optopt)
-                return cct_cli_usage_error(NAME, "unknown option '-%c'", optopt);
-            return cct_cli_usage_error(NAME, "unknown option '%s'", argv[optind - 1]);
+            return cct_cli_flag_error(NAME, c, argv);
         }
     }
     if (optind < argc)
-        return cct_cli_usage_error(NAME, "unexpected argument '%s'", argv[optind]);
+        return cct_cli_extra_args(NAME, argc, argv);
     if (!store)
         return cct_cli_usage_error(NAME, "--store DB is required");
     cct_error err;

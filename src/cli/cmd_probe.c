@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "cct_cli.h"
+#include "cct_parse.h"
 #include "cct_config.h"
 #if CCT_HAVE_CUDA
 #include "cct_probe.h"
@@ -25,7 +26,8 @@ static void help(FILE *out)
             "  --json              machine-readable output\n"
             "  --ranks N           ranks of the communicator [GPUs x ranks-per-gpu]\n"
             "  --ranks-per-gpu N   rank processes per GPU (joined over sockets) [1]\n"
-            "  --nodes N           nodes (MPI runs) [1, or ranks when ranks-per-gpu > 1]\n");
+            "  --nodes N           nodes (MPI runs) [1, or ranks when ranks-per-gpu > 1]\n\n"
+            "Exit status: 0 printed, 1 no GPU or NCCL could not be queried, 2 usage error.\n");
 }
 
 int cct_cmd_probe(int argc, char **argv)
@@ -38,6 +40,7 @@ int cct_cmd_probe(int argc, char **argv)
                                          {NULL, 0, NULL, 0}};
     int json = 0;
     long ranks = 0, per_gpu = 1, nodes = 0;
+    cct_error perr;
     optind = 1;
     opterr = 0;
     int c;
@@ -47,28 +50,26 @@ int cct_cmd_probe(int argc, char **argv)
             json = 1;
             break;
         case 'r':
-            if (cct_cli_parse_int(optarg, 1, 4096, &ranks) != CCT_OK)
-                return cct_cli_usage_error("probe", "--ranks: '%s' is not 1..4096", optarg);
+            if (cct_parse_flag_long("--ranks", optarg, 1, 4096, &ranks, &perr) != CCT_OK)
+                return cct_cli_usage_error("probe", "%s", perr.msg);
             break;
         case 'g':
-            if (cct_cli_parse_int(optarg, 1, 64, &per_gpu) != CCT_OK)
-                return cct_cli_usage_error("probe", "--ranks-per-gpu: '%s' is not 1..64", optarg);
+            if (cct_parse_flag_long("--ranks-per-gpu", optarg, 1, 64, &per_gpu, &perr) != CCT_OK)
+                return cct_cli_usage_error("probe", "%s", perr.msg);
             break;
         case 'n':
-            if (cct_cli_parse_int(optarg, 1, 4096, &nodes) != CCT_OK)
-                return cct_cli_usage_error("probe", "--nodes: '%s' is not 1..4096", optarg);
+            if (cct_parse_flag_long("--nodes", optarg, 1, 4096, &nodes, &perr) != CCT_OK)
+                return cct_cli_usage_error("probe", "%s", perr.msg);
             break;
         case 'h':
             help(stdout);
             return CCT_EXIT_OK;
-        case ':':
-            return cct_cli_usage_error("probe", "%s needs a value", argv[optind - 1]);
         default:
-            return cct_cli_usage_error("probe", "unknown flag '%s'", argv[optind - 1]);
+            return cct_cli_flag_error("probe", c, argv);
         }
     }
     if (optind < argc)
-        return cct_cli_usage_error("probe", "unexpected argument '%s'", argv[optind]);
+        return cct_cli_extra_args("probe", argc, argv);
 #if CCT_HAVE_CUDA
     cct_probe_info *info = calloc(1, sizeof *info);
     cct_error err;

@@ -25,7 +25,9 @@
 #include "cct_cli.h"
 #include "cct_config.h"
 #include "cct_fit_table.h"
+#include "cct_parse.h"
 #include "cct_plot.h"
+#include "cct_search.h"
 #include "cct_store.h"
 #if CCT_HAVE_CUDA
 #include "cct_probe.h"
@@ -50,7 +52,11 @@ static void help(FILE *out)
             "                      model printout for the constants]\n"
             "  --note TEXT         provenance note for the table\n"
             "  Every other flag goes to `ccltune search` (see ccltune search --help), e.g.\n"
-            "  --ranks-per-gpu 4 --max-bytes 64M --colls allreduce,allgather.\n");
+            "  --ranks-per-gpu 4 --max-bytes 64M --colls allreduce,allgather.  They are\n"
+            "  checked by the search's rules with a GPU or without; without one (or with\n"
+            "  --recorded) they measure nothing, and tune says so.\n\n"
+            "Exit status: 0 the table is written, 1 the search, the fit, the table or the plots\n"
+            "failed, 2 usage error.\n");
 }
 
 static bool readable(const char *p)
@@ -128,8 +134,9 @@ static void tune_constants(cct_store *store, const char *store_path,
     free(res);
 }
 
-/* Run `ccltune search ARGS --store DB` and return the run id it prints (0 on failure). */
-static long long run_search(char **args, int n_args, const char *store)
+/* Run the search command line argv ("ccltune", "search", ..., NULL) and return the run id it
+ * prints (0 on failure). */
+static long long run_search(char **argv)
 {
     int fds[2];
     if (pipe(fds) != 0)
@@ -141,15 +148,6 @@ static long long run_search(char **args, int n_args, const char *store)
     if (pid == 0) {
         close(fds[0]);
         dup2(fds[1], STDOUT_FILENO);
-        char *argv[1100];
-        int k = 0;
-        argv[k++] = (char *)"ccltune";
-        argv[k++] = (char *)"search";
-        for (int i = 0; i < n_args && k < 1090; i++)
-            argv[k++] = args[i];
-        argv[k++] = (char *)"--store";
-        argv[k++] = (char *)store;
-        argv[k] = NULL;
         execv("/proc/self/exe", argv);
         _exit(127);
     }
@@ -161,9 +159,10 @@ static long long run_search(char **args, int n_args, const char *store)
     long long run = 0;
     char line[4096];
     while (in && fgets(line, sizeof line, in)) {
-        char *end = NULL;
-        long long v = strtoll(line, &end, 10);
-        if (end != line && (*end == '\n' || *end == '\0') && v > 0)
+        char digits[sizeof line];
+        snprintf(digits, sizeof digits, "%.*s", (int)strcspn(line, "\n"), line);
+        long v;
+        if (cct_parse_long(digits, 1, 0x7fffffffL, &v))
             run = v;
         else
             fputs(line, stderr);
@@ -180,48 +179,153 @@ static long long run_search(char **args, int n_args, const char *store)
     return run;
 }
 
-int cct_cmd_tune(int argc, char **argv)
+enum {
+    OPT_STORE = 256,
+    OPT_PLOTS,
+    OPT_NO_PLOTS,
+    OPT_NO_CONSTANTS,
+    OPT_RECORDED,
+    OPT_NOTE,
+    OPT_SEARCH
+};
+
+/* "--NAME" of every entry of tune_options(), for the search's command line. */
+static char dashed_names[128][40];
+
+/* tune's own flags followed by every search flag tune does not define itself (their val is
+ * OPT_SEARCH); ends with a zero entry. */
+static const struct option *tune_options(void)
 {
-    const char *out_path = "ccltune-table.yaml", *store_path = "measurements.db";
-    const char *plots = "plots", *recorded = NULL, *note = NULL;
-    bool do_plots = true, do_constants = true;
-    char *search_args[1024];
-    int n_search = 0;
-    /* tune's own flags; everything else is the search's, checked by the search */
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool has_next = i + 1 < argc;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            help(stdout);
-            return CCT_EXIT_OK;
-        } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && has_next) {
-            out_path = argv[++i];
-        } else if (strcmp(a, "--store") == 0 && has_next) {
-            store_path = argv[++i];
-        } else if (strcmp(a, "--plots") == 0 && has_next) {
-            plots = argv[++i];
-        } else if (strcmp(a, "--no-plots") == 0) {
-            do_plots = false;
-        } else if (strcmp(a, "--no-constants") == 0) {
-            do_constants = false;
-        } else if (strcmp(a, "--recorded") == 0 && has_next) {
-            recorded = argv[++i];
-        } else if (strcmp(a, "--note") == 0 && has_next) {
-            note = argv[++i];
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0 ||
-                   strcmp(a, "--store") == 0 || strcmp(a, "--plots") == 0 ||
-                   strcmp(a, "--recorded") == 0 || strcmp(a, "--note") == 0) {
-            return cct_cli_usage_error("tune", "%s needs a value", a);
-        } else if (n_search < 1000) {
-            search_args[n_search++] = argv[i];
+    static struct option opts[128] = {
+        {"output", required_argument, NULL, 'o'},
+        {"store", required_argument, NULL, OPT_STORE},
+        {"plots", required_argument, NULL, OPT_PLOTS},
+        {"no-plots", no_argument, NULL, OPT_NO_PLOTS},
+        {"no-constants", no_argument, NULL, OPT_NO_CONSTANTS},
+        {"recorded", required_argument, NULL, OPT_RECORDED},
+        {"note", required_argument, NULL, OPT_NOTE},
+        {"help", no_argument, NULL, 'h'},
+    };
+    static size_t n = 0;
+    if (n)
+        return opts;
+    for (size_t i = 0; i < 128; i++)
+        if (opts[i].name)
+            snprintf(dashed_names[i], sizeof dashed_names[i], "--%s", opts[i].name);
+    while (opts[n].name)
+        n++;
+    size_t own = n;
+    for (const struct option *so = cct_search_long_options(); so->name && n + 1 < 128; so++) {
+        bool dup = false;
+        for (size_t i = 0; i < own; i++)
+            dup = dup || strcmp(opts[i].name, so->name) == 0;
+        if (!dup) {
+            snprintf(dashed_names[n], sizeof dashed_names[n], "--%s", so->name);
+            opts[n++] = (struct option){so->name, so->has_arg, NULL, OPT_SEARCH};
         }
     }
+    return opts;
+}
+
+/* "--colls, --max-bytes": the names of the search flags in a search command line. */
+static void flag_names(char **args, int n, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used + 1 < len; i++)
+        if (strncmp(args[i], "--", 2) == 0 && strcmp(args[i], "--store") != 0) {
+            int k = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", args[i]);
+            used += k > 0 ? (size_t)k : 0;
+        }
+}
+
+typedef struct tune_args {
+    const char *out_path, *store_path, *plots, *recorded, *note;
+    bool do_plots, do_constants;
+    char **search_argv; /* "ccltune", "search", the search flags, "--store", DB, NULL */
+    int n_search;       /* the search flags' words */
+} tune_args;
+
+/* Parse tune's flags; the search's are collected and checked by the search's own parser,
+ * GPU or not.  Returns CCT_EXIT_OK, a usage error, or -1 after --help. */
+static int parse_args(int argc, char **argv, tune_args *a)
+{
+    *a = (tune_args){
+        "ccltune-table.yaml", "measurements.db", "plots", NULL, NULL, true, true, NULL, 0};
+    a->search_argv = calloc((size_t)argc * 2 + 6, sizeof *a->search_argv);
+    if (!a->search_argv)
+        return cct_cli_fail("tune", "out of memory");
+    char **words = a->search_argv + 2;
+    const struct option *opts = tune_options();
+    optind = 1;
+    opterr = 0;
+    int c, index = -1;
+    while ((c = getopt_long(argc, argv, ":o:h", opts, &index)) != -1) {
+        switch (c) {
+        case 'o':
+            a->out_path = optarg;
+            break;
+        case OPT_STORE:
+            a->store_path = optarg;
+            break;
+        case OPT_PLOTS:
+            a->plots = optarg;
+            break;
+        case OPT_NO_PLOTS:
+            a->do_plots = false;
+            break;
+        case OPT_NO_CONSTANTS:
+            a->do_constants = false;
+            break;
+        case OPT_RECORDED:
+            a->recorded = optarg;
+            break;
+        case OPT_NOTE:
+            a->note = optarg;
+            break;
+        case OPT_SEARCH: /* as "--NAME [VALUE]", whatever the abbreviation or '=' typed */
+            words[a->n_search++] = dashed_names[index];
+            if (optarg)
+                words[a->n_search++] = optarg;
+            break;
+        case 'h':
+            help(stdout);
+            return -1;
+        default:
+            return cct_cli_flag_error("tune", c, argv);
+        }
+    }
+    if (optind < argc)
+        return cct_cli_extra_args("tune", argc, argv);
+    a->search_argv[0] = (char *)"ccltune";
+    a->search_argv[1] = (char *)"search";
+    words[a->n_search] = (char *)"--store";
+    words[a->n_search + 1] = (char *)a->store_path;
+    cct_search_opts so;
+    bool search_help = false;
+    cct_error err;
+    if (cct_search_parse(a->n_search + 3, a->search_argv + 1, &so, &search_help, &err) != CCT_OK)
+        return cct_cli_usage_error("tune", "%s", err.msg);
+    return CCT_EXIT_OK;
+}
+
+int cct_cmd_tune(int argc, char **argv)
+{
+    tune_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc != CCT_EXIT_OK) {
+        free(a.search_argv);
+        return rc < 0 ? CCT_EXIT_OK : rc;
+    }
+    const char *out_path = a.out_path, *store_path = a.store_path, *plots = a.plots;
+    bool do_plots = a.do_plots, do_constants = a.do_constants;
     cct_fit_table_options fo;
     cct_fit_table_options_default(&fo);
-    fo.note = note;
+    fo.note = a.note;
     const char *fit_store = store_path;
-    if (!recorded && have_gpu()) {
-        long long run = run_search(search_args, n_search, store_path);
+    if (!a.recorded && have_gpu()) {
+        long long run = run_search(a.search_argv);
+        free(a.search_argv);
         if (run <= 0)
             return cct_cli_fail("tune",
                                 "the search did not complete; what it measured is in %s "
@@ -229,17 +333,24 @@ int cct_cmd_tune(int argc, char **argv)
                                 store_path);
         fo.runs[fo.n_runs++] = run;
     } else {
-        fit_store = recorded ? recorded : default_recorded();
-        if (recorded)
+        fit_store = a.recorded ? a.recorded : default_recorded();
+        char unused[512] = "";
+        if (a.n_search) {
+            char names[400];
+            flag_names(a.search_argv + 2, a.n_search, names, sizeof names);
+            snprintf(unused, sizeof unused, "; the measurement flags (%s) are not used", names);
+        }
+        free(a.search_argv);
+        if (a.recorded)
             fprintf(stderr,
                     "ccltune tune: --recorded: running fit, table and plots on the recorded "
-                    "measurements in %s instead of measuring\n",
-                    fit_store);
+                    "measurements in %s instead of measuring%s\n",
+                    fit_store, unused);
         else
             fprintf(stderr,
                     "ccltune tune: no GPU on this machine: running fit, table and plots on the "
-                    "recorded real measurements in %s instead of measuring\n",
-                    fit_store);
+                    "recorded real measurements in %s instead of measuring%s\n",
+                    fit_store, unused);
         if (!readable(fit_store))
             return cct_cli_fail("tune", "recorded measurements %s not found (pass --recorded DB)",
                                 fit_store);

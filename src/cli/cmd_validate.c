@@ -40,7 +40,7 @@ int cct_cmd_validate(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+qh", options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":qh", options, NULL)) != -1) {
         switch (c) {
         case 'q':
             quiet = true;
@@ -49,9 +49,7 @@ int cct_cmd_validate(int argc, char **argv)
             usage(stdout);
             return CCT_EXIT_OK;
         default:
-            if (optopt)
-                return cct_cli_usage_error(NAME, "unknown option '-%c'", optopt);
-            return cct_cli_usage_error(NAME, "unknown option '%s'", argv[optind - 1]);
+            return cct_cli_flag_error(NAME, c, argv);
         }
     }
     if (optind >= argc)

@@ -1,6 +1,6 @@
 /*
  * cct_names.c - name tables for collectives, algorithms and protocols, and byte-size
- * parsing/formatting (see cct_names.h).
+ * formatting (see cct_names.h; sizes are parsed in cct_parse.c).
  *
  * Each enum has two spellings: ours (lower case with underscores, used in YAML tables and
  * on the command line) and NCCL's (used in NCCL_ALGO/NCCL_PROTO and in NCCL's logs).
@@ -87,62 +87,6 @@ int cct_algo_from_name(const char *name)
 int cct_proto_from_name(const char *name)
 {
     return index_of(proto_names, proto_nccl_names, CCT_NUM_PROTOS, name);
-}
-
-cct_status cct_parse_bytes(const char *text, uint64_t *out, cct_error *err)
-{
-    if (!text || !*text)
-        return cct_error_set(err, CCT_EINVAL, "empty size");
-    if (strcasecmp(text, "inf") == 0) {
-        *out = CCT_BYTES_INF;
-        return CCT_OK;
-    }
-    const char *p = text;
-    if (!isdigit((unsigned char)*p))
-        return cct_error_set(err, CCT_EINVAL, "'%s' is not a size (expected e.g. 4096, 64K, 8MiB)",
-                             text);
-    errno = 0;
-    char *end = NULL;
-    unsigned long long value = strtoull(p, &end, 10);
-    if (errno == ERANGE)
-        return cct_error_set(err, CCT_EINVAL, "size '%s' is too large", text);
-    unsigned shift = 0;
-    if (*end) {
-        char unit = (char)toupper((unsigned char)*end);
-        const char *rest = end + 1;
-        switch (unit) {
-        case 'B':
-            shift = 0;
-            rest = end + 1;
-            break;
-        case 'K':
-            shift = 10;
-            break;
-        case 'M':
-            shift = 20;
-            break;
-        case 'G':
-            shift = 30;
-            break;
-        case 'T':
-            shift = 40;
-            break;
-        default:
-            return cct_error_set(err, CCT_EINVAL, "size '%s' has an unknown unit '%s'", text, end);
-        }
-        if (unit != 'B') {
-            if (strcasecmp(rest, "") != 0 && strcasecmp(rest, "B") != 0 &&
-                strcasecmp(rest, "iB") != 0)
-                return cct_error_set(err, CCT_EINVAL, "size '%s' has an unknown unit '%s'", text,
-                                     end);
-        } else if (*rest) {
-            return cct_error_set(err, CCT_EINVAL, "size '%s' has trailing characters", text);
-        }
-    }
-    if (shift && value > (UINT64_MAX >> shift))
-        return cct_error_set(err, CCT_EINVAL, "size '%s' is too large", text);
-    *out = (uint64_t)value << shift;
-    return CCT_OK;
 }
 
 const char *cct_format_bytes(uint64_t bytes, char *buf, size_t len)

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "cct_error.h"
+#include "cct_parse.h" /* cct_parse_bytes, for the readers of sizes */
 
 typedef enum cct_coll {
     CCT_COLL_BROADCAST = 0,
@@ -59,11 +60,6 @@ int cct_proto_from_name(const char *name);
 /* NCCL's spellings for NCCL_ALGO / NCCL_PROTO ("Ring", "LL128", ...). */
 const char *cct_algo_nccl_name(int algo);
 const char *cct_proto_nccl_name(int proto);
-
-/* Parse a byte count: plain integer, or with a suffix K/KB/KiB, M/MiB, G/GiB (all powers
- * of 1024; "KB" is accepted as 1024 like nccl-tests does), or "inf".  Rejects negative
- * numbers, trailing garbage and overflow. */
-cct_status cct_parse_bytes(const char *text, uint64_t *out, cct_error *err);
 
 /* Human form for messages and `explain`: "0 B", "4 KiB", "1.5 MiB", "inf". Returns buf. */
 const char *cct_format_bytes(uint64_t bytes, char *buf, size_t len);

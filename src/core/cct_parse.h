@@ -1,13 +1,20 @@
 /*
- * cct_parse.h - strict number parsing shared by every reader of text (cct_parse.c).
+ * cct_parse.h - the one strict parser for text: numbers, byte sizes, comma lists and
+ * enumerations (cct_parse.c).  Every flag, log, CSV and environment reader uses it.
  *
- * Each function reads the whole NUL-terminated text or fails (returns false, *out untouched).
+ * The rules: the whole text or nothing (no spaces, no trailing text), decimal digits only
+ * where an integer is expected (no '+', no hex, no overflow), plain decimal or exponent
+ * form for reals (finite: no hex floats, inf or nan).  The bool functions leave *out
+ * untouched on failure; the cct_status ones fill err with a sentence that names the flag.
  */
 #ifndef CCT_PARSE_H
 #define CCT_PARSE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "cct_error.h"
 
 /* Decimal digits only (no sign, no spaces), no overflow. */
 bool cct_parse_u64(const char *text, uint64_t *out);
@@ -15,5 +22,47 @@ bool cct_parse_u64(const char *text, uint64_t *out);
 bool cct_parse_long(const char *text, long min, long max, long *out);
 /* [+-]digits[.digits][e[+-]digits] or .digits...; finite.  No hex, inf or nan. */
 bool cct_parse_double(const char *text, double *out);
+
+/* A byte count: digits with an optional unit B, K/KB/KiB, M/MB/MiB, G/GB/GiB, T/TB/TiB, in
+ * any case, all powers of 1024 ("KB" is 1024, as nccl-tests reads it), or "inf"
+ * (CCT_BYTES_INF).  No sign, no spaces, no fraction, no overflow. */
+cct_status cct_parse_bytes(const char *text, uint64_t *out, cct_error *err);
+
+/* Flag values.  flag is the name as the user typed it ("--cycles"); the errors read
+ * "--cycles: '0' is not an integer in 2..1000". */
+cct_status cct_parse_flag_long(const char *flag, const char *text, long min, long max, long *out,
+                               cct_error *err);
+/* A real in [min, max]; a leading '+' is refused, '-' only where min < 0. */
+cct_status cct_parse_flag_double(const char *flag, const char *text, double min, double max,
+                                 double *out, cct_error *err);
+/* A fraction in [0, 1): "--tie: '1' is not a fraction in [0, 1)". */
+cct_status cct_parse_flag_fraction(const char *flag, const char *text, double *out, cct_error *err);
+/* A byte size (cct_parse_bytes, "inf" refused) in [min, max]. */
+cct_status cct_parse_flag_size(const char *flag, const char *text, uint64_t min, uint64_t max,
+                               uint64_t *out, cct_error *err);
+
+/* One spelling of an enumeration; a table ends with {NULL, 0}. */
+typedef struct cct_enum_name {
+    const char *name;
+    int value;
+} cct_enum_name;
+
+/* text as one of names (case-insensitive); the error lists them: "--rules: 'maybe' is not
+ * on or off". */
+cct_status cct_parse_enum(const char *flag, const char *text, const cct_enum_name *names, int *out,
+                          cct_error *err);
+
+/* A comma-separated list: fn is called on each item, in order, with its index; it returns
+ * a status and fills err.  Empty text, empty items ("a,,b", "a,") and more than max_items
+ * items are refused. */
+typedef cct_status (*cct_list_item_fn)(void *ctx, const char *flag, const char *item, size_t index,
+                                       cct_error *err);
+cct_status cct_parse_list(const char *flag, const char *text, size_t max_items, cct_list_item_fn fn,
+                          void *ctx, cct_error *err);
+
+/* The error for getopt_long's ':' (a flag without its value; optstring must start with ':')
+ * or '?' (an unknown flag, or a value given to a flag that takes none) return c, from the
+ * getopt globals: "--store needs a value", "unknown flag '--bogus'". */
+cct_status cct_parse_flag_error(int c, char *const *argv, cct_error *err);
 
 #endif

@@ -18,6 +18,7 @@
 #ifndef CCT_SEARCH_H
 #define CCT_SEARCH_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,6 +50,18 @@ typedef struct cct_search_opts {
     int argc;                 /* the command line, passed to workers unchanged */
     char **argv;
 } cct_search_opts;
+
+/* The search's defaults; argc/argv are the command line handed to workers unchanged. */
+void cct_search_opts_init(cct_search_opts *opts, int argc, char **argv);
+
+/* Apply one search flag by its long name ("cycles", "colls") and value (NULL for a flag
+ * without one), with the search's own rules; CCT_EINVAL with err naming the flag. */
+cct_status cct_search_set_flag(cct_search_opts *opts, const char *name, const char *value,
+                               cct_error *err);
+
+/* The search's getopt_long table (ends with a zero entry), for commands that pass flags on
+ * to a search (tune). */
+const struct option *cct_search_long_options(void);
 
 /* Parse `ccltune search` flags (argv[0] is "search").  Returns CCT_EXIT_*-style codes via
  * status: CCT_OK, or CCT_EINVAL with err naming the flag.  *help is set for --help. */

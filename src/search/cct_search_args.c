@@ -2,14 +2,16 @@
  * cct_search_args.c - command-line parsing and help of `ccltune search`.
  *
  * Dimension flags are handed to cct_space_parse, which owns their syntax; this file owns
- * the measurement and launch flags and the help text, which lists every dimension with its
- * default so `--help` is the reference a user needs at the machine.
+ * the measurement and launch flags, the options' defaults (cct_search_opts_init, shared by
+ * bench) and the help text, which lists every dimension with its default so `--help` is the
+ * reference a user needs at the machine.  Values are read by the one parser (cct_parse.h).
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cct_parse.h"
 #include "cct_search.h"
 
 void cct_search_print_help(FILE *out)
@@ -79,7 +81,11 @@ void cct_search_print_help(FILE *out)
         "  --store PATH          measurement store [measurements.db]\n"
         "  --resume RUN          continue run RUN; nothing stored is measured again\n"
         "  --dry-run             print the plan and the estimated time, measure nothing\n"
-        "  --replay DB           answer from a recorded store instead of a GPU (testing)\n");
+        "  --replay DB           answer from a recorded store instead of a GPU (testing)\n"
+        "\n"
+        "Exit status: 0 the run is complete (its id is printed on stdout), 1 a measurement,\n"
+        "the store or a worker failed (what was measured stays; --resume continues), 2 usage\n"
+        "error or flags that do not fit this machine.\n");
 }
 
 enum {
@@ -167,31 +173,12 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-static cct_status parse_long(const char *flag, const char *text, long min, long max, long *out,
-                             cct_error *err)
+const struct option *cct_search_long_options(void)
 {
-    char *end = NULL;
-    long v = text ? strtol(text, &end, 10) : 0;
-    if (!text || !*text || *end || v < min || v > max)
-        return cct_error_set(err, CCT_EINVAL, "--%s: '%s' is not an integer in %ld..%ld", flag,
-                             text ? text : "", min, max);
-    *out = v;
-    return CCT_OK;
+    return long_opts;
 }
 
-static cct_status parse_double(const char *flag, const char *text, double min, double max,
-                               double *out, cct_error *err)
-{
-    char *end = NULL;
-    double v = text ? strtod(text, &end) : 0.0;
-    if (!text || !*text || *end || !(v >= min && v <= max))
-        return cct_error_set(err, CCT_EINVAL, "--%s: '%s' is not a number in %g..%g", flag,
-                             text ? text : "", min, max);
-    *out = v;
-    return CCT_OK;
-}
-
-cct_status cct_search_parse(int argc, char **argv, cct_search_opts *o, bool *help, cct_error *err)
+void cct_search_opts_init(cct_search_opts *o, int argc, char **argv)
 {
     memset(o, 0, sizeof *o);
     cct_space_defaults(&o->space);
@@ -205,124 +192,137 @@ cct_status cct_search_parse(int argc, char **argv, cct_search_opts *o, bool *hel
     o->check_mps = true;
     o->argc = argc;
     o->argv = argv;
+}
+
+static cct_status set_int(const char *flag, const char *text, long min, long max, int *out,
+                          cct_error *err)
+{
+    long v;
+    cct_status st = cct_parse_flag_long(flag, text, min, max, &v, err);
+    if (st == CCT_OK)
+        *out = (int)v;
+    return st;
+}
+
+/* Apply the flag whose getopt value is c; flag is its name with the dashes. */
+static cct_status apply(cct_search_opts *o, int c, const char *flag, const char *arg,
+                        cct_error *err)
+{
+    long v;
+    cct_status st = CCT_OK;
+    switch (c) {
+    case OPT_COLLS:
+    case OPT_ALGOS:
+    case OPT_PROTOS:
+    case OPT_CHANNELS:
+    case OPT_BUFFSIZE:
+    case OPT_LL_BUFFSIZE:
+    case OPT_LL128_BUFFSIZE:
+    case OPT_ALIGN:
+    case OPT_DTYPE:
+    case OPT_PIPE_OPS:
+    case OPT_REGBUFF:
+    case OPT_MIN_BYTES:
+    case OPT_MAX_BYTES:
+    case OPT_FACTOR:
+    case OPT_EXTRA:
+    case OPT_CROSS:
+        return cct_space_parse(&o->space, flag, arg, err);
+    case OPT_NO_OFF_GRID:
+        o->space.off_grid = false;
+        return CCT_OK;
+    case OPT_NO_BASELINE:
+        o->space.baseline = false;
+        return CCT_OK;
+    case OPT_WARMUP:
+        return set_int(flag, arg, 0, 100, &o->sched.warmup, err);
+    case OPT_CYCLES:
+        return set_int(flag, arg, 2, 1000, &o->sched.cycles, err);
+    case OPT_CYCLE_US:
+        return cct_parse_flag_double(flag, arg, 1.0, 1e7, &o->sched.cycle_us, err);
+    case OPT_MAX_ITERS:
+        return set_int(flag, arg, 1, 100000, &o->sched.max_iters, err);
+    case OPT_CV:
+        return cct_parse_flag_double(flag, arg, 0.0, 10.0, &o->sched.cv_threshold, err);
+    case OPT_REMEASURE:
+        return set_int(flag, arg, 0, 20, &o->sched.max_remeasure, err);
+    case OPT_TIME_IN_PLACE:
+        o->sched.time_in_place = true;
+        return CCT_OK;
+    case OPT_EXHAUSTIVE:
+        o->sched.adaptive = false;
+        return CCT_OK;
+    case OPT_PRUNE_MARGIN:
+        return cct_parse_flag_double(flag, arg, 0.0, 100.0, &o->sched.prune_margin, err);
+    case OPT_TIMEOUT:
+        return cct_parse_flag_double(flag, arg, 0.1, 86400.0, &o->timeout_s, err);
+    case OPT_SEED:
+        if ((st = cct_parse_flag_long(flag, arg, 0, 0x7fffffff, &v, err)) == CCT_OK)
+            o->seed = (uint32_t)v;
+        return st;
+    case OPT_RANKS:
+        return set_int(flag, arg, 1, 4096, &o->ranks, err);
+    case OPT_RANKS_PER_GPU:
+        return set_int(flag, arg, 1, 64, &o->ranks_per_gpu, err);
+    case OPT_PLUGIN:
+        o->plugin_path = arg;
+        return CCT_OK;
+    case OPT_NO_MPS_CHECK:
+        o->check_mps = false;
+        return CCT_OK;
+    case OPT_MAX_RESTARTS:
+        return set_int(flag, arg, 0, 1000, &o->max_restarts, err);
+    case OPT_STORE:
+        o->store_path = arg;
+        return CCT_OK;
+    case OPT_RESUME:
+        if ((st = cct_parse_flag_long(flag, arg, 1, 0x7fffffffL, &v, err)) == CCT_OK)
+            o->resume_run = v;
+        return st;
+    case OPT_DRY_RUN:
+        o->dry_run = true;
+        return CCT_OK;
+    case OPT_REPLAY:
+        o->replay_path = arg;
+        return CCT_OK;
+    default:
+        return cct_error_set(err, CCT_EINVAL, "%s is not a search flag", flag);
+    }
+}
+
+cct_status cct_search_set_flag(cct_search_opts *o, const char *name, const char *value,
+                               cct_error *err)
+{
+    char flag[64];
+    snprintf(flag, sizeof flag, "--%s", name);
+    for (const struct option *lo = long_opts; lo->name; lo++)
+        if (strcmp(lo->name, name) == 0 && lo->val != OPT_HELP)
+            return apply(o, lo->val, flag, value, err);
+    return cct_error_set(err, CCT_EINVAL, "unknown flag '%s'", flag);
+}
+
+cct_status cct_search_parse(int argc, char **argv, cct_search_opts *o, bool *help, cct_error *err)
+{
+    cct_search_opts_init(o, argc, argv);
     *help = false;
     optind = 1;
     opterr = 0;
     int c;
-    long v;
     cct_status st = CCT_OK;
     while (st == CCT_OK && (c = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
-        const char *name = NULL;
-        for (const struct option *lo = long_opts; lo->name; lo++)
-            if (lo->val == c)
-                name = lo->name;
-        switch (c) {
-        case OPT_COLLS:
-        case OPT_ALGOS:
-        case OPT_PROTOS:
-        case OPT_CHANNELS:
-        case OPT_BUFFSIZE:
-        case OPT_LL_BUFFSIZE:
-        case OPT_LL128_BUFFSIZE:
-        case OPT_ALIGN:
-        case OPT_DTYPE:
-        case OPT_PIPE_OPS:
-        case OPT_REGBUFF:
-        case OPT_MIN_BYTES:
-        case OPT_MAX_BYTES:
-        case OPT_FACTOR:
-        case OPT_EXTRA:
-        case OPT_CROSS: {
-            char flag[64];
-            snprintf(flag, sizeof flag, "--%s", name);
-            st = cct_space_parse(&o->space, flag, optarg, err);
-            break;
-        }
-        case OPT_NO_OFF_GRID:
-            o->space.off_grid = false;
-            break;
-        case OPT_NO_BASELINE:
-            o->space.baseline = false;
-            break;
-        case OPT_WARMUP:
-            if ((st = parse_long(name, optarg, 0, 100, &v, err)) == CCT_OK)
-                o->sched.warmup = (int)v;
-            break;
-        case OPT_CYCLES:
-            if ((st = parse_long(name, optarg, 2, 1000, &v, err)) == CCT_OK)
-                o->sched.cycles = (int)v;
-            break;
-        case OPT_CYCLE_US:
-            st = parse_double(name, optarg, 1.0, 1e7, &o->sched.cycle_us, err);
-            break;
-        case OPT_MAX_ITERS:
-            if ((st = parse_long(name, optarg, 1, 100000, &v, err)) == CCT_OK)
-                o->sched.max_iters = (int)v;
-            break;
-        case OPT_CV:
-            st = parse_double(name, optarg, 0.0, 10.0, &o->sched.cv_threshold, err);
-            break;
-        case OPT_REMEASURE:
-            if ((st = parse_long(name, optarg, 0, 20, &v, err)) == CCT_OK)
-                o->sched.max_remeasure = (int)v;
-            break;
-        case OPT_TIME_IN_PLACE:
-            o->sched.time_in_place = true;
-            break;
-        case OPT_EXHAUSTIVE:
-            o->sched.adaptive = false;
-            break;
-        case OPT_PRUNE_MARGIN:
-            st = parse_double(name, optarg, 0.0, 100.0, &o->sched.prune_margin, err);
-            break;
-        case OPT_TIMEOUT:
-            st = parse_double(name, optarg, 0.1, 86400.0, &o->timeout_s, err);
-            break;
-        case OPT_SEED:
-            if ((st = parse_long(name, optarg, 0, 0x7fffffff, &v, err)) == CCT_OK)
-                o->seed = (uint32_t)v;
-            break;
-        case OPT_RANKS:
-            if ((st = parse_long(name, optarg, 1, 4096, &v, err)) == CCT_OK)
-                o->ranks = (int)v;
-            break;
-        case OPT_RANKS_PER_GPU:
-            if ((st = parse_long(name, optarg, 1, 64, &v, err)) == CCT_OK)
-                o->ranks_per_gpu = (int)v;
-            break;
-        case OPT_PLUGIN:
-            o->plugin_path = optarg;
-            break;
-        case OPT_NO_MPS_CHECK:
-            o->check_mps = false;
-            break;
-        case OPT_MAX_RESTARTS:
-            if ((st = parse_long(name, optarg, 0, 1000, &v, err)) == CCT_OK)
-                o->max_restarts = (int)v;
-            break;
-        case OPT_STORE:
-            o->store_path = optarg;
-            break;
-        case OPT_RESUME:
-            if ((st = parse_long(name, optarg, 1, 0x7fffffffL, &v, err)) == CCT_OK)
-                o->resume_run = v;
-            break;
-        case OPT_DRY_RUN:
-            o->dry_run = true;
-            break;
-        case OPT_REPLAY:
-            o->replay_path = optarg;
-            break;
-        case OPT_HELP:
+        if (c == OPT_HELP) {
             *help = true;
             return CCT_OK;
-        case ':':
-            st = cct_error_set(err, CCT_EINVAL, "%s needs a value", argv[optind - 1]);
-            break;
-        default:
-            st = cct_error_set(err, CCT_EINVAL, "unknown flag '%s'", argv[optind - 1]);
+        }
+        if (c == ':' || c == '?') {
+            st = cct_parse_flag_error(c, argv, err);
             break;
         }
+        char flag[64] = "--?";
+        for (const struct option *lo = long_opts; lo->name; lo++)
+            if (lo->val == c)
+                snprintf(flag, sizeof flag, "--%s", lo->name);
+        st = apply(o, c, flag, optarg, err);
     }
     if (st == CCT_OK && optind < argc)
         st = cct_error_set(err, CCT_EINVAL, "unexpected argument '%s'", argv[optind]);

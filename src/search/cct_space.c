@@ -9,6 +9,8 @@
  */
 #include "cct_space.h"
 
+#include "cct_parse.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,32 +47,27 @@ void cct_space_defaults(cct_space *s)
     s->nodes = 0;
 }
 
-/* Split a comma list into items, calling fn on each; fn returns a status. */
+/* One item of a dimension's comma list (cct_parse_list), with its index in the list. */
 typedef cct_status (*item_fn)(cct_space *s, const char *flag, const char *item, size_t index,
                               cct_error *err);
+
+typedef struct item_ctx {
+    cct_space *space;
+    item_fn fn;
+} item_ctx;
+
+static cct_status call_item(void *ctx, const char *flag, const char *item, size_t index,
+                            cct_error *err)
+{
+    item_ctx *c = ctx;
+    return c->fn(c->space, flag, item, index, err);
+}
 
 static cct_status for_each_item(cct_space *s, const char *flag, const char *value, item_fn fn,
                                 cct_error *err)
 {
-    if (!value || !*value)
-        return cct_error_set(err, CCT_EINVAL, "%s: empty value", flag);
-    char buf[1024];
-    if (strlen(value) >= sizeof buf)
-        return cct_error_set(err, CCT_EINVAL, "%s: value too long", flag);
-    strcpy(buf, value);
-    size_t index = 0;
-    char *save = NULL;
-    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        if (index >= CCT_SPACE_MAX_VALUES)
-            return cct_error_set(err, CCT_EINVAL, "%s: at most %d values", flag,
-                                 CCT_SPACE_MAX_VALUES);
-        cct_status st = fn(s, flag, item, index++, err);
-        if (st != CCT_OK)
-            return st;
-    }
-    if (index == 0)
-        return cct_error_set(err, CCT_EINVAL, "%s: empty value", flag);
-    return CCT_OK;
+    item_ctx ctx = {s, fn};
+    return cct_parse_list(flag, value, CCT_SPACE_MAX_VALUES, call_item, &ctx, err);
 }
 
 static bool contains_int(const int *a, size_t n, int v)
@@ -157,9 +154,8 @@ static cct_status add_channels(cct_space *s, const char *flag, const char *item,
     } else if (strcasecmp(item, "nccl") == 0 || strcasecmp(item, "default") == 0) {
         ch = 0;
     } else {
-        char *end = NULL;
-        long v = strtol(item, &end, 10);
-        if (*item == '-' || *end || end == item || v < 1 || v > CCT_CHANNELS_MAX)
+        long v;
+        if (!cct_parse_long(item, 1, CCT_CHANNELS_MAX, &v))
             return cct_error_set(err, CCT_EINVAL,
                                  "%s: '%s' is not a channel count (1..%d, max, or nccl)", flag,
                                  item, CCT_CHANNELS_MAX);
@@ -223,9 +219,8 @@ static cct_status add_align(cct_space *s, const char *flag, const char *item, si
 {
     if (i == 0)
         s->n_aligns = 0;
-    char *end = NULL;
-    long v = strtol(item, &end, 10);
-    if (*item == '-' || *end || end == item || v < 0 || v > 4095)
+    long v;
+    if (!cct_parse_long(item, 0, 4095, &v))
         return cct_error_set(err, CCT_EINVAL, "%s: '%s' is not a byte offset (0..4095)", flag,
                              item);
     for (size_t k = 0; k < s->n_aligns; k++)
@@ -254,9 +249,8 @@ static cct_status add_pipe_ops(cct_space *s, const char *flag, const char *item,
 {
     if (i == 0)
         s->n_pipe_ops = 0;
-    char *end = NULL;
-    long v = strtol(item, &end, 10);
-    if (*item == '-' || *end || end == item || v < 1 || v > CCT_PIPE_OPS_MAX)
+    long v;
+    if (!cct_parse_long(item, 1, CCT_PIPE_OPS_MAX, &v))
         return cct_error_set(err, CCT_EINVAL,
                              "%s: '%s' is not a group size (1..%d collectives per "
                              "ncclGroupStart/End)",
@@ -271,13 +265,12 @@ static cct_status add_regbuff(cct_space *s, const char *flag, const char *item, 
 {
     if (i == 0)
         s->n_reg_buffs = 0;
-    bool v;
-    if (strcasecmp(item, "no") == 0)
-        v = false;
-    else if (strcasecmp(item, "yes") == 0)
-        v = true;
-    else
-        return cct_error_set(err, CCT_EINVAL, "%s: '%s' is not no or yes", flag, item);
+    static const cct_enum_name no_yes[] = {{"no", 0}, {"yes", 1}, {NULL, 0}};
+    int yes;
+    cct_status st = cct_parse_enum(flag, item, no_yes, &yes, err);
+    if (st != CCT_OK)
+        return st;
+    bool v = yes != 0;
     for (size_t k = 0; k < s->n_reg_buffs; k++)
         if (s->reg_buffs[k] == v)
             return CCT_OK;
@@ -334,23 +327,21 @@ cct_status cct_space_parse(cct_space *s, const char *flag, const char *value, cc
         return CCT_OK;
     }
     if (strcmp(flag, "--factor") == 0) {
-        char *end = NULL;
-        double f = value ? strtod(value, &end) : 0.0;
-        if (!value || end == value || *end || !(f >= 1.05 && f <= 16.0))
+        double f = 0.0;
+        if (!value || *value == '+' || !cct_parse_double(value, &f) || !(f >= 1.05 && f <= 16.0))
             return cct_error_set(err, CCT_EINVAL, "%s: '%s' is not a step factor (1.05..16)", flag,
                                  value ? value : "");
         s->factor = f;
         return CCT_OK;
     }
     if (strcmp(flag, "--cross") == 0) {
-        if (value && strcmp(value, "factorial") == 0)
-            s->cross = CCT_CROSS_FACTORIAL;
-        else if (value && strcmp(value, "full") == 0)
-            s->cross = CCT_CROSS_FULL;
-        else
-            return cct_error_set(err, CCT_EINVAL, "%s: '%s' is not factorial or full", flag,
-                                 value ? value : "");
-        return CCT_OK;
+        static const cct_enum_name modes[] = {
+            {"factorial", CCT_CROSS_FACTORIAL}, {"full", CCT_CROSS_FULL}, {NULL, 0}};
+        int mode;
+        cct_status st = cct_parse_enum(flag, value, modes, &mode, err);
+        if (st == CCT_OK)
+            s->cross = (cct_cross)mode;
+        return st;
     }
     return cct_error_set(err, CCT_EINVAL, "unknown dimension flag %s", flag);
 }

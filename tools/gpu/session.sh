@@ -26,7 +26,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 export NCCL_NVLS_ENABLE=0
 ROOT=$(pwd)
 B=$ROOT/build-gpu
-CCLTUNE=$B/src/ccltune
+CCLTUNE=$B/src/cli/ccltune
 PLUGIN=$B/src/plugin/libnccl-tuner-ccltune.so
 NT=$ROOT/build-nt
 summary() {

@@ -140,8 +140,9 @@ static void test_explain_section(void **state)
     char *full = data_path("data/tables/full.yaml");
     run_result r = run("explain", full, "--coll", "allreduce", "--ranks", "4", NULL);
     assert_int_equal(r.status, 0);
-    assert_contains(r.out, "fingerprint: NVIDIA H200 (cc 9.0), 1 node x 1 GPU, 4 ranks per GPU, "
-                           "links socket, NCCL 2.28.9, CUDA 13.0\n");
+    assert_contains(r.out, "fingerprint: NVIDIA H200 (cc 9.0), NCCL 2.28.9, CUDA 13.0\n");
+    assert_contains(r.out, "topology:    4 rank processes per GPU (MPS), each its own NCCL node: "
+                           "never matches a real deployment; links socket: NET/Socket");
     assert_contains(r.out, "LL128:       not allowed: NCCL 2.28 ignores LL128 over NET/Socket\n");
     assert_contains(r.out, "\nallreduce ranks=4 nodes=4\n");
     assert_contains(r.out, "\nallreduce ranks=4 nodes=4 pipe_ops=2 reg_buff=1\n");
@@ -186,6 +187,45 @@ static void test_explain_section(void **state)
     assert_contains(r.out, "\nallreduce ranks=4 nodes=4\n");
     run_free(&r);
     free(full);
+}
+
+/* A 4-process run on one GPU of a 2-GPU host (fingerprint nodes 4, gpus_per_node 2,
+ * ranks_per_gpu 4) was printed as "4 nodes x 2 GPUs, 4 ranks per GPU": 32 ranks that never
+ * existed.  It is 4 rank processes sharing one GPU; and rules with evidence say it. */
+static void test_explain_shared_gpu_topology(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/cct-explain-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fputs(
+        "ccltune_table: 2\n"
+        "provenance: {tool: t, measured: \"2026-12-01T10:00:00Z\", source: measured,\n"
+        "  command: \"ccltune tune --ranks-per-gpu 4\"}\n"
+        "fingerprint: {gpu: NVIDIA H200, cc: \"9.0\", gpus_per_node: 2, nodes: 4, "
+        "ranks_per_gpu: 4,\n  links: socket, nccl: 2.28.9}\n"
+        "ll128: {allowed: false}\n"
+        "collectives:\n  allreduce:\n    - ranks: 4\n      nodes: 4\n      rules:\n"
+        "        - {min_bytes: 0, max_bytes: 65536, algo: tree, proto: ll, channels: max,\n"
+        "           ref_bytes: 32768, evidence: {gain: 1.62, ci: [1.55, 1.7], noise: 0.04, "
+        "cycles: 8}}\n"
+        "        - {min_bytes: 65536, max_bytes: inf, algo: ring, proto: simple, evidence: none}\n",
+        f);
+    fclose(f);
+    run_result r = run("explain", path, "--coll", "allreduce", "--ranks", "4", NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "topology:    4 rank processes sharing one of the host's 2 GPUs (MPS), "
+                           "each its own NCCL node: never matches a real deployment");
+    assert_null(strstr(r.out, "4 nodes x 2 GPUs"));
+    assert_contains(r.out, "measured by: ccltune tune --ranks-per-gpu 4\n");
+    assert_contains(r.out, "  0 B          64 KiB       tree           ll           max ");
+    assert_contains(r.out, "1.62x faster than NCCL here: gain 1.62x over NCCL at 32 KiB (95 % CI "
+                           "1.55-1.70x), noise 4.0 %, 8 cycles\n");
+    assert_contains(r.out, "  no NCCL baseline (imported)\n");
+    run_free(&r);
+    unlink(path);
 }
 
 /* A constants-only table: the block is shown, and a rank count without sections is no error
@@ -259,9 +299,13 @@ int main(void)
     if (!fixture_mirror()) /* tables read from private 0644 copies */
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_validate_good),  cmocka_unit_test(test_validate_bad),
-        cmocka_unit_test(test_validate_usage), cmocka_unit_test(test_explain_section),
-        cmocka_unit_test(test_explain_errors), cmocka_unit_test(test_explain_constants),
+        cmocka_unit_test(test_validate_good),
+        cmocka_unit_test(test_validate_bad),
+        cmocka_unit_test(test_validate_usage),
+        cmocka_unit_test(test_explain_section),
+        cmocka_unit_test(test_explain_shared_gpu_topology),
+        cmocka_unit_test(test_explain_errors),
+        cmocka_unit_test(test_explain_constants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "cct_constants.h"
 #include "cct_table.h"
 #include "fixture_test_util.h"
 
@@ -68,7 +69,7 @@ static void test_full_table_every_field(void **state)
     cct_status st = cct_table_load_file(path, &t, &err);
     if (st != CCT_OK)
         fail_msg("%s", err.msg);
-    assert_int_equal(t.format, 1);
+    assert_int_equal(t.format, CCT_TABLE_FORMAT); /* a version-1 file, in today's model */
     assert_string_equal(t.provenance.tool, "ccltune 0.1.0");
     assert_string_equal(t.provenance.created, "2026-11-29T14:00:00Z");
     assert_string_equal(t.provenance.nccl, "2.28.9");
@@ -268,6 +269,182 @@ static void test_positions_semantic(void **state)
                  "t.yaml:8:7: duplicate section reduce ranks=2 nodes=1 (first at 7:7)");
 }
 
+#define HEAD2                                                                                      \
+    "ccltune_table: 2\n"                                                                           \
+    "provenance: {tool: t, measured: \"2026-12-01T10:00:00Z\", source: s,\n"                       \
+    "  command: \"ccltune search --channels nccl,1,max\\nccltune search --cycles 8\"}\n"           \
+    "fingerprint: {gpu: g, cc: \"9.0\", gpus_per_node: 4, nodes: 1, links: unknown, nccl: n}\n"    \
+    "ll128: {allowed: true}\n"
+
+/* Format 2: provenance `measured` and `command`, rules' `evidence` (numbers or none),
+ * `channels: max` in rules and models, links `unknown`, and rules laid over several lines. */
+static void test_format2_fields(void **state)
+{
+    (void)state;
+    cct_table t;
+    cct_error err;
+    const char *text =
+        HEAD2 "collectives:\n  allreduce:\n    - ranks: 4\n      nodes: 1\n      rules:\n"
+              "        - {min_bytes: 0, max_bytes: 65536, algo: tree, proto: ll, channels: max,  "
+              "# 0 B to 64 KiB\n"
+              "           ref_bytes: 32768,  # a comment inside the flow\n"
+              "           evidence: {gain: 1.62, ci: [1.55, 1.7], noise: 0.04, cycles: 8}}\n"
+              "        - {min_bytes: 65536, max_bytes: inf, algo: ring, proto: simple,\n"
+              "           evidence: none}  # no NCCL baseline\n"
+              "      models:\n"
+              "        - {algo: tree, proto: ll, channels: max, kind: linear, alpha_us: 3}\n";
+    if (load_text(text, &t, &err) != CCT_OK)
+        fail_msg("%s", err.msg);
+    assert_string_equal(t.provenance.created, "2026-12-01T10:00:00Z");
+    assert_string_equal(t.provenance.command,
+                        "ccltune search --channels nccl,1,max\nccltune search --cycles 8");
+    assert_string_equal(t.fingerprint.links, "unknown");
+    const cct_section *s = &t.sections[0];
+    const cct_rule *r = &s->rules[0];
+    assert_int_equal(r->channels, CCT_TABLE_MAX_CHANNELS);
+    assert_int_equal(r->ref_bytes, 32768);
+    assert_true(r->gain == 1.62 && r->gain_lo == 1.55 && r->gain_hi == 1.7);
+    assert_true(r->noise == 0.04);
+    assert_int_equal(r->cycles, 8);
+    assert_false(r->no_baseline);
+    assert_true(s->rules[1].no_baseline);
+    assert_int_equal(s->rules[1].cycles, 0);
+    assert_true(s->rules[1].gain == 0);
+    assert_int_equal(s->models[0].channels, CCT_TABLE_MAX_CHANNELS);
+    cct_table_destroy(&t);
+}
+
+/* Each new key is refused where its version does not have it, with a message that says so. */
+static void test_format2_keys_by_version(void **state)
+{
+    (void)state;
+    const char *rules =
+        "collectives:\n  allreduce:\n    - ranks: 4\n      nodes: 1\n      rules:\n";
+    char text[2048];
+    snprintf(text, sizeof text,
+             "%s%s        - {min_bytes: 0, max_bytes: inf, algo: ring, "
+             "proto: ll, evidence: none}\n",
+             HEAD, rules);
+    expect_error(text, "t.yaml:10:75: 'evidence' is new in format 2, but this table says "
+                       "'ccltune_table: 1'");
+    snprintf(text, sizeof text,
+             "%s%s        - {min_bytes: 0, max_bytes: inf, algo: ring, "
+             "proto: ll, channels: max}\n",
+             HEAD, rules);
+    expect_error(text, "t.yaml:10:75: 'channels: max' is new in format 2, but this table says "
+                       "'ccltune_table: 1'");
+    expect_error("ccltune_table: 2\nprovenance: {tool: t, created: c, source: s}\n",
+                 "t.yaml:2:32: 'created' is called 'measured' since format 2 (it is when the "
+                 "measurements were taken, not when the file was written)");
+    expect_error("ccltune_table: 1\nprovenance: {tool: t, measured: c, source: s}\n",
+                 "t.yaml:2:33: 'measured' is new in format 2, but this table says "
+                 "'ccltune_table: 1'");
+    expect_error("ccltune_table: 2\nprovenance: {tool: t, source: s}\n",
+                 "t.yaml:2:13: 'provenance' is missing the required key 'measured'");
+    expect_error("ccltune_table: 1\nprovenance: {tool: t, source: s}\n",
+                 "t.yaml:2:13: 'provenance' is missing the required key 'created'");
+}
+
+static bool same_num(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || a == b;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Everything the plugin, explain, diff and plot read from a table, equal in a and b. */
+static void assert_same_table(const cct_table *a, const cct_table *b, const char *what)
+{
+    const cct_provenance *p = &a->provenance, *q = &b->provenance;
+    if (!same_str(p->tool, q->tool) || !same_str(p->created, q->created) ||
+        !same_str(p->nccl, q->nccl) || !same_str(p->source, q->source) ||
+        !same_str(p->runs, q->runs) || !same_str(p->note, q->note))
+        fail_msg("%s: provenance differs", what);
+    const cct_fingerprint *f = &a->fingerprint, *g = &b->fingerprint;
+    if (!same_str(f->gpu, g->gpu) || f->cc != g->cc || f->gpus_per_node != g->gpus_per_node ||
+        f->nodes != g->nodes || f->ranks_per_gpu != g->ranks_per_gpu ||
+        !same_str(f->links, g->links) || !same_str(f->nccl, g->nccl) || !same_str(f->cuda, g->cuda))
+        fail_msg("%s: fingerprint differs", what);
+    assert_int_equal(a->ll128_allowed, b->ll128_allowed);
+    assert_int_equal(a->n_env, b->n_env);
+    assert_int_equal(a->constants.present, b->constants.present);
+    assert_int_equal(cct_constants_count(&a->constants), cct_constants_count(&b->constants));
+    assert_int_equal(a->n_sections, b->n_sections);
+    for (size_t i = 0; i < a->n_sections; i++) {
+        const cct_section *s = &a->sections[i];
+        const cct_section *t =
+            cct_table_find_section(b, s->coll, s->ranks, s->nodes, s->pipe_ops, s->reg_buff);
+        assert_non_null(t);
+        assert_int_equal(s->n_rules, t->n_rules);
+        assert_int_equal(s->n_models, t->n_models);
+        assert_int_equal(s->n_penalties, t->n_penalties);
+        for (size_t j = 0; j < s->n_rules; j++) {
+            const cct_rule *x = &s->rules[j], *y = &t->rules[j];
+            if (x->min_bytes != y->min_bytes || x->max_bytes != y->max_bytes ||
+                x->algo != y->algo || x->proto != y->proto || x->channels != y->channels ||
+                x->chunk_bytes != y->chunk_bytes || !same_num(x->predicted_us, y->predicted_us) ||
+                !same_num(x->margin, y->margin) ||
+                !same_num(x->margin_default, y->margin_default) || x->ref_bytes != y->ref_bytes ||
+                x->gain != y->gain || x->cycles != y->cycles || x->no_baseline != y->no_baseline)
+                fail_msg("%s: %s rule %zu differs", what, cct_coll_name(s->coll), j + 1);
+        }
+    }
+}
+
+/* Tables written by earlier builds in format 1 (the real ones under tests/data, fitted on the
+ * H200, and the hand-made fixtures) load, and written again in today's format they load back
+ * with the same content. */
+static void test_version1_tables_load(void **state)
+{
+    (void)state;
+    const char *src = getenv("CCT_TEST_SRCDIR");
+    assert_non_null(src);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && find -L data/h200 data/tables data/plot data/proof -name '*.yaml' "
+             "! -name '*malformed*' | sort",
+             src);
+    FILE *list = popen(cmd, "r");
+    assert_non_null(list);
+    char rel[1024];
+    int n_v1 = 0;
+    while (fgets(rel, sizeof rel, list)) {
+        rel[strcspn(rel, "\n")] = '\0';
+        char *path = data_path(rel);
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        char first[64] = "";
+        while (fgets(first, sizeof first, f) && first[0] == '#')
+            ;
+        fclose(f);
+        n_v1 += strcmp(first, "ccltune_table: 1\n") == 0;
+        cct_table a, b;
+        cct_error err;
+        if (cct_table_load_file(path, &a, &err) != CCT_OK)
+            fail_msg("%s", err.msg);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        assert_non_null(mem);
+        if (cct_table_write(&a, mem, &err) != CCT_OK)
+            fail_msg("%s: %s", rel, err.msg);
+        fclose(mem);
+        assert_non_null(strstr(text, "\nccltune_table: 2\n"));
+        if (cct_table_load_buffer(text, len, rel, &b, &err) != CCT_OK)
+            fail_msg("%s written again: %s", rel, err.msg);
+        assert_same_table(&a, &b, rel);
+        cct_table_destroy(&a);
+        cct_table_destroy(&b);
+        free(text);
+        free(path);
+    }
+    pclose(list);
+    assert_true(n_v1 >= 20); /* the real tables of the H200 runs, and the fixtures */
+}
+
 static void test_version_and_structure(void **state)
 {
     (void)state;
@@ -275,7 +452,9 @@ static void test_version_and_structure(void **state)
     cct_error err;
     assert_int_equal(load_text("ccltune_table: 7\n", &t, &err), CCT_EUNSUPPORTED);
     assert_string_equal(err.msg,
-                        "t.yaml:1:16: unsupported format version 7 (this build reads version 1)");
+                        "t.yaml:1:16: unsupported format version 7 (this build reads versions 1 "
+                        "to 2)");
+    assert_int_equal(load_text("ccltune_table: 0\n", &t, &err), CCT_EUNSUPPORTED);
     expect_error("ccltune_table: \"1\"\n",
                  "t.yaml:1:16: 'ccltune_table' must be the format version, an integer; got '1'");
     expect_error("", "t.yaml: empty file: no table in it");
@@ -393,6 +572,9 @@ int main(void)
         cmocka_unit_test(test_positions_syntax),
         cmocka_unit_test(test_positions_semantic),
         cmocka_unit_test(test_version_and_structure),
+        cmocka_unit_test(test_format2_fields),
+        cmocka_unit_test(test_format2_keys_by_version),
+        cmocka_unit_test(test_version1_tables_load),
         cmocka_unit_test(test_failed_load_leaves_table_empty),
         cmocka_unit_test(test_hostile_inputs),
         cmocka_unit_test(test_missing_file),

@@ -1,6 +1,7 @@
 /*
  * test_table_write.c - the deterministic writer: golden bytes, order independence, round
- * trips, string escaping, refusals, and the atomic save.
+ * trips, string escaping, refusals, the atomic save, and the readable layout (lines of at most
+ * 120 characters, a comment in words on every rule, the header, folded strings, evidence).
  *
  * A small table is built in code twice, in opposite orders (sections, models, alignment
  * entries, environment), and both must write exactly tests/data/tables/golden-small.yaml.
@@ -107,6 +108,8 @@ static void fill_header(cct_table *t)
     set_str(&t->provenance.nccl, "2.28.9");
     set_str(&t->provenance.source, "measured");
     set_str(&t->provenance.runs, "3,4");
+    set_str(&t->provenance.command, "ccltune search --ranks-per-gpu 4 --ranks 4 --max-bytes 64M "
+                                    "--channels nccl,1,2,max --cycles 4 --store /tmp/tune-4.db");
     set_str(&t->fingerprint.gpu, "NVIDIA H200");
     t->fingerprint.cc = 90;
     t->fingerprint.gpus_per_node = 1;
@@ -177,14 +180,21 @@ static void add_big_section(cct_table *t, bool reversed)
     r.margin = 0.33;
     r.margin_default = 0.25;
     r.ref_bytes = 2048;
+    /* measured: 1.25x over NCCL's choice, 95 % interval 1.125..1.375, 3 % noise, 8 cycles */
+    r.gain = 1.25;
+    r.gain_lo = 1.125;
+    r.gain_hi = 1.375;
+    r.noise = 0.03;
+    r.cycles = 8;
     assert_int_equal(cct_section_add_rule(s, &r), CCT_OK);
-    r = rule(4096, 65536, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 0);
+    r = rule(4096, 65536, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, CCT_TABLE_MAX_CHANNELS);
     r.predicted_us = 190.25;
-    r.margin = 0.125;
+    r.margin = -0.125; /* a faster runner-up lost a tie: the rules line says what that means */
     r.margin_default = 0.4567;
     assert_int_equal(cct_section_add_rule(s, &r), CCT_OK);
     r = rule(65536, CCT_BYTES_INF, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0);
     r.chunk_bytes = 131072;
+    r.no_baseline = true; /* imported: no NCCL default measured */
     assert_int_equal(cct_section_add_rule(s, &r), CCT_OK);
 
     cct_model models[5] = {
@@ -406,14 +416,22 @@ static void test_float_formats(void **state)
     s->rules[0].predicted_us = 18.5;
     s->rules[0].margin = -0.00001; /* rounds to zero: written without a sign */
     s->rules[0].margin_default = 1.0 / 3.0;
+    s->rules[0].noise = 0.0000001;
     size_t len;
     char *text = write_text(&t, &len);
-    assert_non_null(strstr(text, "{min_bytes: 0, max_bytes: 4096, algo: tree, proto: ll, "
-                                 "channels: 2, predicted_us: 18.500, margin: 0.0000, "
-                                 "margin_default: 0.3333, ref_bytes: 2048}\n"));
-    /* NaN fields are left out, not written as .nan */
-    assert_non_null(strstr(text, "{min_bytes: 65536, max_bytes: inf, algo: ring, proto: simple, "
-                                 "channels: 0, chunk_bytes: 131072}\n"));
+    /* the decision on the rule's first line, the numbers on the next */
+    assert_non_null(strstr(text, "        - {min_bytes: 0, max_bytes: 4096, algo: tree, proto: ll, "
+                                 "channels: 2,  # 0 B to 4 KiB\n"
+                                 "           predicted_us: 18.500, margin: 0.0000, "
+                                 "margin_default: 0.3333, ref_bytes: 2048,\n"
+                                 "           evidence: {gain: 1.250, ci: [1.125, 1.375], noise: "
+                                 "0.0000, cycles: 8}}  # 1.25x faster than NCCL here\n"));
+    /* NaN fields are left out, not written as .nan; evidence none; 64 channels are max */
+    assert_non_null(strstr(text, "        - {min_bytes: 65536, max_bytes: inf, algo: ring, "
+                                 "proto: simple, channels: 0, chunk_bytes: 131072,\n"
+                                 "           evidence: none}  # 64 KiB and up: no NCCL baseline "
+                                 "(imported)\n"));
+    assert_non_null(strstr(text, "algo: tree, proto: simple, channels: max,"));
     assert_null(strstr(text, ": nan"));
     assert_null(strstr(text, ": -nan"));
     free(text);
@@ -658,6 +676,248 @@ static void test_save_to_device_keeps_it(void **state)
     rmdir(dir);
 }
 
+/* Characters (not bytes) of each line; fails on the first line over the writer's width. */
+static void assert_lines_within(const char *text, const char *what)
+{
+    int line = 1;
+    size_t chars = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        if (*p == '\n') {
+            if (chars > 120)
+                fail_msg("%s: line %d has %zu characters (more than 120)", what, line, chars);
+            line++;
+            chars = 0;
+        } else if ((*p & 0xc0) != 0x80) {
+            chars++;
+        }
+    }
+}
+
+/* Every rule says in words why it is there: a comment on one of its lines, or on the line
+ * above it. */
+static void assert_rules_commented(const char *text, const char *what)
+{
+    int rules = 0;
+    for (const char *p = strstr(text, "\n        - {min_bytes: "); p;
+         p = strstr(p + 1, "\n        - {min_bytes: ")) {
+        rules++;
+        const char *line = p + 1, *end = line;
+        /* the rule's lines: up to the one whose flow mapping closes */
+        for (;;) {
+            const char *nl = strchr(end, '\n');
+            assert_non_null(nl);
+            const char *close = strstr(end, "}  # ");
+            if ((close && close < nl) || (nl[-1] == '}' && nl > end))
+                break;
+            end = nl + 1;
+        }
+        const char *nl = strchr(end, '\n');
+        bool commented = false;
+        for (const char *q = line; q < nl; q++)
+            commented |= strncmp(q, "  # ", 4) == 0;
+        const char *above = p;
+        while (above > text && above[-1] != '\n')
+            above--;
+        commented |= strncmp(above, "        # ", 10) == 0;
+        if (!commented)
+            fail_msg("%s: a rule without a comment: %.*s", what, (int)(nl - line), line);
+    }
+    assert_true(rules > 0);
+}
+
+/* The readable layout on the golden table and on every committed table: lines of at most
+ * 120 characters, a words comment on every rule, a header that says the box, the topology, the
+ * measuring command and how to deploy; written twice, the same bytes; and a write -> read ->
+ * write round trip gives them again. */
+static void test_readable_layout(void **state)
+{
+    (void)state;
+    cct_table t;
+    build_small(&t, false);
+    size_t len, len2;
+    char *text = write_text(&t, &len);
+    char *again = write_text(&t, &len2);
+    assert_int_equal(len, len2);
+    assert_memory_equal(text, again, len);
+    assert_lines_within(text, "golden");
+    assert_rules_commented(text, "golden");
+    assert_true(strncmp(text, "# ccltune tuning table: ", 24) == 0);
+    assert_non_null(strstr(text,
+                           "\n# Box:        NVIDIA H200, compute capability 9.0, NCCL 2.28.9, "
+                           "CUDA driver 13.0\n"));
+    assert_non_null(strstr(text, "\n# Topology:   4 rank processes per GPU (MPS), each its own "
+                                 "NCCL node: never matches a real deployment\n"));
+    assert_non_null(strstr(text, "\n# Command:    ccltune search --ranks-per-gpu 4 --ranks 4 "));
+    assert_non_null(strstr(text, "NCCL_TUNER_PLUGIN=ccltune CCLTUNE_TABLE="));
+    assert_non_null(strstr(text, "only where NCCL_HOSTID is set"));
+    assert_non_null(strstr(text, "      rules:  # margin: runner-up's time / this one's - 1"));
+    free(text);
+    free(again);
+    /* one rank per GPU: no shared-GPU warning, the nodes and GPUs as they are */
+    t.fingerprint.ranks_per_gpu = 1;
+    t.fingerprint.gpus_per_node = 8;
+    text = write_text(&t, &len);
+    assert_non_null(strstr(text, "\n# Topology:   1 node with 8 GPUs each, one rank per GPU\n"));
+    assert_null(strstr(text, "never matches"));
+    assert_null(strstr(text, "NCCL_HOSTID"));
+    free(text);
+    cct_table_destroy(&t);
+
+    const char *src = getenv("CCT_TEST_SRCDIR");
+    assert_non_null(src);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/../tables", src);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d))) {
+        size_t nl = strlen(e->d_name);
+        if (nl < 5 || strcmp(e->d_name + nl - 5, ".yaml") != 0)
+            continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        size_t flen;
+        char *file = read_all(path, &flen);
+        assert_lines_within(file, path);
+        if (!strstr(file, "collectives: {}"))
+            assert_rules_commented(file, path);
+        round_trip_file(path);
+        free(file);
+        n++;
+    }
+    closedir(d);
+    assert_true(n >= 5);
+}
+
+/* Long strings are folded at spaces to keep lines short, and come back exactly: double
+ * spaces, spaces next to quotes, escapes and long words included. */
+static void test_long_strings_fold(void **state)
+{
+    (void)state;
+    char note[2048] = "";
+    for (int i = 0; i < 30; i++)
+        strcat(note, i % 7 == 3   ? "two  spaces \"quoted\" back\\slash\ttab "
+                     : i % 7 == 5 ? "slash\\ then \"q\" "
+                                  : "word ");
+    strcat(note, "a-very-long-word-");
+    for (int i = 0; i < 12; i++)
+        strcat(note, "without-any-space-");
+    strcat(note, " end ");
+    cct_table t;
+    build_small(&t, false);
+    set_str(&t.provenance.note, note);
+    set_str(&t.ll128_reason, note);
+    size_t l1, l2;
+    char *w1 = write_text(&t, &l1);
+    cct_table_destroy(&t);
+    /* only the long word may pass the width */
+    for (const char *line = w1; *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t n = (size_t)(nl - line);
+        if (n > 120 && !memmem(line, n, "without-any-space-without", 25))
+            fail_msg("a line of %zu characters: %.*s", n, (int)n, line);
+        line = nl + 1;
+    }
+    cct_error err;
+    if (cct_table_load_buffer(w1, l1, "w1", &t, &err) != CCT_OK)
+        fail_msg("%s\n%s", err.msg, w1);
+    assert_string_equal(t.provenance.note, note);
+    assert_string_equal(t.ll128_reason, note);
+    char *w2 = write_text(&t, &l2);
+    assert_int_equal(l1, l2);
+    assert_memory_equal(w1, w2, l1);
+    free(w1);
+    free(w2);
+    cct_table_destroy(&t);
+}
+
+/* Every place a fold can fall: a word of each length before a run of escapes and spaces, so
+ * that the width is reached at each of them in turn. */
+static void test_fold_every_position(void **state)
+{
+    (void)state;
+    const char *tail = "a\\ b \"c\" d  e\tf \\\" g \" h x y z";
+    for (int k = 1; k < 140; k++) {
+        char note[512];
+        memset(note, 'w', (size_t)k);
+        note[k] = '\0';
+        for (int rep = 0; rep < 4; rep++) {
+            strcat(note, " ");
+            strcat(note, tail);
+        }
+        cct_table t;
+        build_small(&t, false);
+        set_str(&t.provenance.note, note);
+        size_t len;
+        char *text = write_text(&t, &len);
+        cct_table_destroy(&t);
+        cct_error err;
+        if (cct_table_load_buffer(text, len, "fold", &t, &err) != CCT_OK)
+            fail_msg("k=%d: %s", k, err.msg);
+        if (strcmp(t.provenance.note, note) != 0)
+            fail_msg("k=%d: note came back as '%s'", k, t.provenance.note);
+        cct_table_destroy(&t);
+        free(text);
+    }
+}
+
+/* The version-1 golden table (the same table before format 2) loads, and today's writer
+ * gives it the readable layout; the content is kept (test_table_read checks field by field). */
+static void test_version1_golden_loads(void **state)
+{
+    (void)state;
+    char *path = data_path("data/tables/golden-small-v1.yaml");
+    size_t len;
+    char *v1 = read_all(path, &len);
+    assert_true(strncmp(v1, "ccltune_table: 1\n", 17) == 0);
+    cct_table t;
+    cct_error err;
+    if (cct_table_load_buffer(v1, len, path, &t, &err) != CCT_OK)
+        fail_msg("%s", err.msg);
+    char *text = write_text(&t, &len);
+    assert_non_null(strstr(text, "\nccltune_table: 2\n"));
+    assert_non_null(strstr(text, "\n  measured: \"2026-11-29T14:00:00Z\"\n"));
+    assert_lines_within(text, path);
+    assert_rules_commented(text, path);
+    free(text);
+    free(v1);
+    free(path);
+    cct_table_destroy(&t);
+}
+
+static void test_evidence_refusals(void **state)
+{
+    (void)state;
+    cct_table t;
+    cct_error err;
+    build_small(&t, false);
+    cct_section *s = &t.sections[1];
+    assert_int_equal(s->n_rules, 3);
+    s->rules[0].gain_hi = 1.2; /* below the gain of 1.25 */
+    assert_int_equal(write_status(&t, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "cannot write the table: allreduce ranks=4 nodes=4 rule 1: "
+                                    "evidence gain is not inside its ci"));
+    s->rules[0].gain_hi = 1.375;
+    s->rules[0].cycles = 0;
+    assert_int_equal(write_status(&t, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "evidence needs at least one cycle"));
+    s->rules[0].cycles = 8;
+    s->rules[0].noise = -0.01;
+    assert_int_equal(write_status(&t, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "evidence noise is negative"));
+    s->rules[0].noise = NAN;
+    assert_int_equal(write_status(&t, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "evidence is not finite"));
+    s->rules[0].noise = 0.03;
+    s->rules[0].no_baseline = true;
+    assert_int_equal(write_status(&t, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "has no NCCL baseline but a gain"));
+    s->rules[0].no_baseline = false;
+    assert_int_equal(write_status(&t, &err), CCT_OK);
+    cct_table_destroy(&t);
+}
+
 int main(void)
 {
     if (!fixture_mirror()) /* tables read from private 0644 copies */
@@ -675,6 +935,11 @@ int main(void)
         cmocka_unit_test(test_save_to_device_keeps_it),
         cmocka_unit_test(test_models_round_trip),
         cmocka_unit_test(test_ranks_per_gpu_zero_written_as_default),
+        cmocka_unit_test(test_readable_layout),
+        cmocka_unit_test(test_long_strings_fold),
+        cmocka_unit_test(test_fold_every_position),
+        cmocka_unit_test(test_version1_golden_loads),
+        cmocka_unit_test(test_evidence_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -158,7 +158,7 @@ static cct_status fill_new_table(cct_table *t, const cct_store_fingerprint *fp, 
     t->fingerprint.gpus_per_node = fp->gpus_per_node > 0 ? fp->gpus_per_node : 1;
     t->fingerprint.nodes = fp->nodes > 0 ? fp->nodes : 1;
     t->fingerprint.ranks_per_gpu = fp->ranks_per_gpu > 0 ? fp->ranks_per_gpu : 1;
-    t->fingerprint.links = strdup(fp->links[0] ? fp->links : "net");
+    t->fingerprint.links = strdup(fp->links[0] ? fp->links : "unknown");
     t->fingerprint.nccl = strdup(fp->nccl[0] ? fp->nccl : "unknown");
     t->fingerprint.cuda = dup_or_null(fp->cuda);
     t->ll128_allowed = fp->ll128_allowed;

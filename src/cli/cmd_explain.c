@@ -27,6 +27,7 @@
 #include "cct_constants.h"
 #include "cct_rule_model.h"
 #include "cct_table.h"
+#include "cct_table_words.h"
 
 static const char *const NAME = "explain";
 #define MAX_LISTED 20 /* topologies named in a "no section" error */
@@ -66,7 +67,7 @@ static void print_header(const char *path, const cct_table *t)
     const cct_fingerprint *f = &t->fingerprint;
     char cc[16];
     printf("table:       %s\n", path);
-    printf("provenance:  %s, %s, created %s", p->tool, p->source, p->created);
+    printf("provenance:  %s, source %s, measurements of %s", p->tool, p->source, p->created);
     if (p->nccl)
         printf(", NCCL %s", p->nccl);
     if (p->runs)
@@ -74,12 +75,17 @@ static void print_header(const char *path, const cct_table *t)
     printf("\n");
     if (p->note)
         printf("note:        %s\n", p->note);
-    printf("fingerprint: %s (cc %s), %d node%s x %d GPU%s, %d rank%s per GPU, links %s, NCCL %s",
-           f->gpu, cct_cc_format(f->cc, cc, sizeof cc), f->nodes, f->nodes == 1 ? "" : "s",
-           f->gpus_per_node, f->gpus_per_node == 1 ? "" : "s", f->ranks_per_gpu,
-           f->ranks_per_gpu == 1 ? "" : "s", f->links, f->nccl);
+    for (const char *c = p->command, *nl; c && *c; c = nl ? nl + 1 : "") {
+        nl = strchr(c, '\n');
+        printf("measured by: %.*s\n", nl ? (int)(nl - c) : (int)strlen(c), c);
+    }
+    char topo[256];
+    printf("fingerprint: %s (cc %s), NCCL %s", f->gpu, cct_cc_format(f->cc, cc, sizeof cc),
+           f->nccl);
     if (f->cuda)
         printf(", CUDA %s", f->cuda);
+    printf("\ntopology:    %s; links %s: %s", cct_words_topology(f, topo, sizeof topo), f->links,
+           cct_words_links(f->links));
     printf("\nLL128:       %s%s%s\n", t->ll128_allowed ? "allowed" : "not allowed",
            t->ll128_reason ? ": " : "", t->ll128_reason ? t->ll128_reason : "");
 }
@@ -120,7 +126,9 @@ static void print_section(const cct_section *s)
     for (size_t i = 0; i < s->n_rules; i++) {
         const cct_rule *r = &s->rules[i];
         char lo[32], hi[32], ch[16], chunk[32], pred[32], m1[16], m2[16];
-        if (r->channels)
+        if (r->channels == CCT_TABLE_MAX_CHANNELS)
+            snprintf(ch, sizeof ch, "max");
+        else if (r->channels)
             snprintf(ch, sizeof ch, "%d", r->channels);
         else
             snprintf(ch, sizeof ch, "nccl");
@@ -140,6 +148,11 @@ static void print_section(const cct_section *s)
         if (cct_rule_is_nccl_choice(r))
             printf("  left to NCCL (its default here: %s/%s)", cct_algo_name(r->algo),
                    cct_proto_name(r->proto));
+        char evidence[256], verdict[96];
+        if (cct_words_evidence(r, evidence, sizeof evidence)[0] && !r->no_baseline)
+            printf("  %s: %s", cct_words_verdict(r, verdict, sizeof verdict), evidence);
+        else if (r->no_baseline)
+            printf("  %s", evidence);
         printf("\n");
     }
     if (s->n_models) {

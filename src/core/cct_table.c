@@ -37,6 +37,7 @@ static void provenance_free(cct_provenance *p)
     free(p->source);
     free(p->runs);
     free(p->note);
+    free(p->command);
 }
 
 static void fingerprint_free(cct_fingerprint *f)

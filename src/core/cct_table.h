@@ -25,8 +25,9 @@
 #include "cct_error.h"
 #include "cct_names.h"
 
-#define CCT_TABLE_FORMAT 1 /* the only format version this build reads and writes */
-#define CCT_ANY (-1)       /* pipe_ops / reg_buff not distinguished */
+#define CCT_TABLE_FORMAT 2        /* the format version this build writes (and the model's) */
+#define CCT_TABLE_FORMAT_OLDEST 1 /* the oldest format version it still reads */
+#define CCT_ANY (-1)              /* pipe_ops / reg_buff not distinguished */
 #define CCT_TABLE_MAX_CHANNELS 64
 #define CCT_TABLE_MAX_RANKS (1 << 24)
 
@@ -128,11 +129,15 @@ typedef struct cct_fingerprint {
 
 typedef struct cct_provenance {
     char *tool;    /* "ccltune 0.1.0" */
-    char *created; /* ISO 8601 UTC */
+    char *created; /* ISO 8601 UTC: when the measurements were taken (the newest run's end; for
+                    * imported logs, the import's time), so the same store gives the same
+                    * bytes.  The YAML key is `measured` (format 1 called it `created`). */
     char *nccl;    /* NCCL version of the producing run */
     char *source;  /* "measured", "imported", "hand-written" */
     char *runs;    /* store run ids, free text ("3,4"); NULL when absent */
     char *note;    /* NULL when absent */
+    char *command; /* the command that took the measurements, as the store recorded it (one
+                    * line per distinct command of the runs); NULL when absent */
 } cct_provenance;
 
 /* NCCL's cost-model constants (what a v5/v6 tuner may rewrite at init), fitted from

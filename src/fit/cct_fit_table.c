@@ -109,6 +109,38 @@ static cct_status select_runs(cct_store *store, const cct_fit_table_options *o, 
     return CCT_OK;
 }
 
+/* Whether text, lines separated by '\n', has a line equal to line. */
+static bool has_line(const char *text, const char *line)
+{
+    size_t n = strlen(line);
+    for (const char *p = text; *p;) {
+        if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0'))
+            return true;
+        const char *nl = strchr(p, '\n');
+        if (!nl)
+            break;
+        p = nl + 1;
+    }
+    return false;
+}
+
+/* The measuring commands of the selected runs as the store recorded them, each distinct one
+ * once, one per line, in run order ("" when none is recorded). */
+static void runs_command(cct_store *store, const int64_t *ids, size_t n, char *out, size_t len)
+{
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        cct_store_run run;
+        cct_error ignored;
+        if (cct_store_get_run(store, ids[i], &run, &ignored) != CCT_OK || !run.command[0] ||
+            has_line(out, run.command))
+            continue;
+        size_t used = strlen(out);
+        if (used + strlen(run.command) + 2 < len)
+            snprintf(out + used, len - used, "%s%s", used ? "\n" : "", run.command);
+    }
+}
+
 static const char *table_source(const char *run_source)
 {
     if (strcmp(run_source, "search") == 0)
@@ -165,12 +197,15 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
     table->provenance.source = strdup(table_source(source));
     table->provenance.runs = strdup(runs_text);
     table->provenance.note = dup_or_null(o->note);
+    char command[4096];
+    runs_command(store, ids, n_ids, command, sizeof command);
+    table->provenance.command = dup_or_null(command);
     table->fingerprint.gpu = strdup(fp.gpu);
     table->fingerprint.cc = fp.cc;
     table->fingerprint.gpus_per_node = fp.gpus_per_node > 0 ? fp.gpus_per_node : 1;
     table->fingerprint.nodes = fp.nodes > 0 ? fp.nodes : 1;
     table->fingerprint.ranks_per_gpu = fp.ranks_per_gpu > 0 ? fp.ranks_per_gpu : 1;
-    table->fingerprint.links = strdup(fp.links[0] ? fp.links : "net");
+    table->fingerprint.links = strdup(fp.links[0] ? fp.links : "unknown"); /* imports: not said */
     table->fingerprint.nccl = strdup(fp.nccl[0] ? fp.nccl : "unknown");
     table->fingerprint.cuda = dup_or_null(fp.cuda);
     table->ll128_allowed = dopt.ll128_allowed;

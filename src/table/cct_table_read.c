@@ -37,6 +37,7 @@
 #define MAX_SHOW 48          /* longest piece of input quoted back in a message */
 #define MAX_PIPE_OPS INT_MAX /* NCCL passes small numbers; the bound only guards the int */
 #define MAX_OFFSET 65535     /* alignment offsets are small byte counts */
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 enum { ITEM_RULE, ITEM_MODEL, ITEM_PENALTY, N_ITEM_KINDS };
 
@@ -56,6 +57,7 @@ typedef struct reader {
     cct_error *err;
     mark_list items[N_ITEM_KINDS]; /* start of each entry of the section being read */
     mark_list sections;            /* start of every section, in table order */
+    int version;                   /* the file's ccltune_table (read_format) */
 } reader;
 
 typedef struct field field;
@@ -89,7 +91,8 @@ struct field {
     value_fn fn;
 };
 
-static const char *const link_names[] = {"nvlink", "pcie", "net", "socket"};
+static const char *const link_names[] = {"nvlink", "pcie", "net", "socket", "local", "unknown"};
+#define N_LINKS 6
 static const char *const kind_names[] = {"linear", "segmented", "piecewise"};
 #define N_KINDS 3
 
@@ -401,7 +404,8 @@ static cct_status read_field_key(reader *r, const map_key *k, void *ctx)
     while (i < fr->n && (k->len >= MAX_KEY || strcmp(k->text, fr->fields[i].name) != 0))
         i++;
     if (first && fr->first_key && (i == fr->n || strcmp(fr->fields[i].name, fr->first_key) != 0))
-        return fail_at(r, k->at, CCT_EINVAL, "a table must start with '%s: %d'", fr->first_key,
+        return fail_at(r, k->at, CCT_EINVAL,
+                       "a table must start with '%s: %d' (its format version)", fr->first_key,
                        CCT_TABLE_FORMAT);
     if (i == fr->n)
         return unknown_key(r, k->at, k->text, k->len, fr->names, fr->n);
@@ -597,8 +601,8 @@ static cct_status read_scalar_field(reader *r, const field *f, void *obj)
     case FT_LINKS: {
         if (is_null(ev))
             return fail_at(r, at, CCT_EINVAL, "'%s' must be a string, not null", f->name);
-        if (f->type == FT_LINKS && name_index(text, link_name, 4) < 0)
-            return unknown_name(r, at, "link kind", text, len, link_name, 4);
+        if (f->type == FT_LINKS && name_index(text, link_name, N_LINKS) < 0)
+            return unknown_name(r, at, "link kind", text, len, link_name, N_LINKS);
         char *copy = malloc(len + 1);
         if (!copy)
             return cct_error_at(r->err, CCT_ENOMEM, r->name, 0, 0, "out of memory");
@@ -733,10 +737,151 @@ static cct_status read_value(reader *r, const field *f, void *obj)
 #name, type, req, offsetof(struct_, name), lo, hi, NULL                                    \
     }
 
+/* ---- format 2: measured (format 1: created), command, channels: max, evidence ---- */
+
+/* A key format 1 does not have: refused in a version-1 table (at its value), which an older
+ * build would refuse as well. */
+static cct_status need_format2(reader *r, const char *key)
+{
+    yaml_event_t *ev = NULL;
+    cct_status st = peek(r, &ev);
+    if (st == CCT_OK && r->version < 2)
+        st = fail_at(r, ev->start_mark, CCT_EINVAL,
+                     "'%s' is new in format 2, but this table says 'ccltune_table: %d'", key,
+                     r->version);
+    return st;
+}
+
+/* provenance.created (format 1) and provenance.measured (format 2): the same field, the time
+ * the measurements were taken (cct_table.h); format 2 renamed it to say so. */
+static cct_status read_measured(reader *r, const field *f, void *obj)
+{
+    yaml_event_t *ev = NULL;
+    cct_status st = peek(r, &ev);
+    if (st != CCT_OK)
+        return st;
+    bool old_name = strcmp(f->name, "created") == 0;
+    if (old_name && r->version >= 2)
+        return fail_at(r, ev->start_mark, CCT_EINVAL,
+                       "'created' is called 'measured' since format 2 (it is when the "
+                       "measurements were taken, not when the file was written)");
+    if (!old_name && (st = need_format2(r, f->name)) != CCT_OK)
+        return st;
+    const field as_string = {f->name, FT_STRING, false, offsetof(cct_provenance, created),
+                             0,       0,         NULL};
+    return read_scalar_field(r, &as_string, obj);
+}
+
+static cct_status read_command(reader *r, const field *f, void *obj)
+{
+    cct_status st = need_format2(r, f->name);
+    const field as_string = {f->name, FT_STRING, false, offsetof(cct_provenance, command),
+                             0,       0,         NULL};
+    return st == CCT_OK ? read_scalar_field(r, &as_string, obj) : st;
+}
+
+/* A channel count: an integer in the field's range, or (format 2) `max`, the most a table
+ * allows, which NCCL clamps to the communicator's channels -- what the search's `max` means. */
+static cct_status read_channels(reader *r, const field *f, void *obj)
+{
+    yaml_event_t *ev = NULL;
+    cct_status st = expect_node(r, YAML_SCALAR_EVENT, "'channels'", &ev);
+    if (st != CCT_OK)
+        return st;
+    if (is_plain(ev) && strcmp((const char *)ev->data.scalar.value, "max") == 0) {
+        if ((st = need_format2(r, "channels: max")) != CCT_OK)
+            return st;
+        *(int *)(void *)((char *)obj + f->offset) = CCT_TABLE_MAX_CHANNELS;
+        consume(r);
+        return CCT_OK;
+    }
+    const field as_int = {f->name, FT_INT, false, f->offset, f->min, f->max, NULL};
+    return read_scalar_field(r, &as_int, obj);
+}
+
+/* evidence: {gain, ci: [low, high], noise, cycles} as read, before its checks. */
+typedef struct evidence_reading {
+    double gain, noise;
+    double ci[2];
+    int n_ci;
+    int cycles;
+} evidence_reading;
+
+static cct_status read_ci_item(reader *r, const field *f, void *obj)
+{
+    evidence_reading *e = obj;
+    yaml_event_t *ev = NULL;
+    cct_status st = peek(r, &ev);
+    if (st != CCT_OK)
+        return st;
+    if (e->n_ci >= 2)
+        return fail_at(r, ev->start_mark, CCT_EINVAL,
+                       "'ci' holds two numbers, [low, high]: a third one here");
+    const field as_float = {f->name, FT_FLOAT, false, 0, 0, 0, NULL};
+    return read_scalar_field(r, &as_float, &e->ci[e->n_ci++]);
+}
+
+static const field evidence_fields[] = {
+    {"gain", FT_FLOAT, true, offsetof(evidence_reading, gain), 0, 0, NULL},
+    {"ci", FT_SEQ, true, 0, 0, 0, read_ci_item},
+    {"noise", FT_FLOAT_NONNEG, true, offsetof(evidence_reading, noise), 0, 0, NULL},
+    {"cycles", FT_INT, true, offsetof(evidence_reading, cycles), 1, INT_MAX, NULL},
+};
+
+/* A rule's measured evidence (docs/table-format.md): `none` where the source had no NCCL
+ * baseline, else the gain over NCCL's choice inside its interval, a noise floor >= 0 and at
+ * least one cycle. */
+static cct_status read_evidence(reader *r, const field *f, void *obj)
+{
+    cct_rule *rule = obj;
+    cct_status st = need_format2(r, f->name);
+    yaml_event_t *ev = NULL;
+    if (st == CCT_OK)
+        st = peek(r, &ev);
+    if (st != CCT_OK)
+        return st;
+    if (ev->type == YAML_SCALAR_EVENT) {
+        if ((st = expect_node(r, YAML_SCALAR_EVENT, "'evidence'", &ev)) != CCT_OK)
+            return st;
+        char shown[MAX_SHOW];
+        show((const char *)ev->data.scalar.value, ev->data.scalar.length, shown, sizeof shown);
+        if (!is_plain(ev) || strcmp((const char *)ev->data.scalar.value, "none") != 0)
+            return fail_at(r, ev->start_mark, CCT_EINVAL,
+                           "'evidence' must be none or {gain, ci, noise, cycles}, got '%s'", shown);
+        rule->no_baseline = true;
+        consume(r);
+        return CCT_OK;
+    }
+    evidence_reading e = {0, 0, {0, 0}, 0, 0};
+    seen_keys seen;
+    if ((st = read_fields(r, "'evidence'", evidence_fields, N_OF(evidence_fields), &e, NULL,
+                          &seen)) != CCT_OK)
+        return st;
+    if (e.n_ci != 2)
+        return fail_at(r, seen.at[1], CCT_EINVAL, "'ci' must hold two numbers, [low, high]");
+    if (!(e.gain > 0))
+        return fail_at(r, seen.at[0], CCT_EINVAL,
+                       "'gain' must be above 0 (NCCL's time over this rule's), got %g", e.gain);
+    if (!(e.ci[0] <= e.gain && e.gain <= e.ci[1]))
+        return fail_at(r, seen.at[1], CCT_EINVAL, "'ci' [%g, %g] must contain the gain %g", e.ci[0],
+                       e.ci[1], e.gain);
+    rule->gain = e.gain;
+    rule->gain_lo = e.ci[0];
+    rule->gain_hi = e.ci[1];
+    rule->noise = e.noise;
+    rule->cycles = e.cycles;
+    return CCT_OK;
+}
+
 static const field provenance_fields[] = {
-    FIELD(cct_provenance, tool, FT_STRING, true),  FIELD(cct_provenance, created, FT_STRING, true),
-    FIELD(cct_provenance, nccl, FT_STRING, false), FIELD(cct_provenance, source, FT_STRING, true),
-    FIELD(cct_provenance, runs, FT_STRING, false), FIELD(cct_provenance, note, FT_STRING, false),
+    FIELD(cct_provenance, tool, FT_STRING, true),
+    {"created", FT_CUSTOM, false, 0, 0, 0, read_measured},
+    {"measured", FT_CUSTOM, false, 0, 0, 0, read_measured},
+    FIELD(cct_provenance, nccl, FT_STRING, false),
+    FIELD(cct_provenance, source, FT_STRING, true),
+    FIELD(cct_provenance, runs, FT_STRING, false),
+    {"command", FT_CUSTOM, false, 0, 0, 0, read_command},
+    FIELD(cct_provenance, note, FT_STRING, false),
 };
 
 static const field fingerprint_fields[] = {
@@ -760,12 +905,14 @@ static const field rule_fields[] = {
     FIELD(cct_rule, max_bytes, FT_SIZE_INF, true),
     FIELD(cct_rule, algo, FT_ALGO, true),
     FIELD(cct_rule, proto, FT_PROTO, true),
-    INT_FIELD(cct_rule, channels, FT_INT, false, 0, CCT_TABLE_MAX_CHANNELS),
+    {"channels", FT_CUSTOM, false, offsetof(cct_rule, channels), 0, CCT_TABLE_MAX_CHANNELS,
+     read_channels},
     FIELD(cct_rule, chunk_bytes, FT_SIZE, false),
     FIELD(cct_rule, predicted_us, FT_FLOAT_NONNEG, false),
     FIELD(cct_rule, margin, FT_FLOAT, false),
     FIELD(cct_rule, margin_default, FT_FLOAT, false),
     FIELD(cct_rule, ref_bytes, FT_SIZE, false),
+    {"evidence", FT_CUSTOM, false, 0, 0, 0, read_evidence},
 };
 
 static const field segment_fields[] = {
@@ -775,8 +922,6 @@ static const field segment_fields[] = {
     FIELD(cct_model_segment, beta_gbps, FT_FLOAT, false),
     FIELD(cct_model_segment, beta_ci, FT_FLOAT_NONNEG, false),
 };
-
-#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* One line of a piecewise model; lines must start at 0 and be listed by increasing size. */
 static cct_status read_segment(reader *r, const field *f, void *obj)
@@ -809,7 +954,8 @@ static cct_status read_segment(reader *r, const field *f, void *obj)
 static const field model_fields[] = {
     FIELD(cct_model, algo, FT_ALGO, true),
     FIELD(cct_model, proto, FT_PROTO, true),
-    INT_FIELD(cct_model, channels, FT_INT, false, 0, CCT_TABLE_MAX_CHANNELS),
+    {"channels", FT_CUSTOM, false, offsetof(cct_model, channels), 0, CCT_TABLE_MAX_CHANNELS,
+     read_channels},
     FIELD(cct_model, buffsize, FT_SIZE, false),
     FIELD(cct_model, ll_buffsize, FT_SIZE, false),
     FIELD(cct_model, ll128_buffsize, FT_SIZE, false),
@@ -1181,11 +1327,12 @@ static cct_status read_format(reader *r, const field *f, void *obj)
     if (!is_plain(ev) || has_nul(ev) || !parse_integer(text, &v, &overflow))
         return fail_at(r, ev->start_mark, CCT_EINVAL,
                        "'ccltune_table' must be the format version, an integer; got '%s'", shown);
-    if (overflow || v != CCT_TABLE_FORMAT)
+    if (overflow || v < CCT_TABLE_FORMAT_OLDEST || v > CCT_TABLE_FORMAT)
         return fail_at(r, ev->start_mark, CCT_EUNSUPPORTED,
-                       "unsupported format version %s (this build reads version %d)", shown,
-                       CCT_TABLE_FORMAT);
-    t->format = CCT_TABLE_FORMAT;
+                       "unsupported format version %s (this build reads versions %d to %d)", shown,
+                       CCT_TABLE_FORMAT_OLDEST, CCT_TABLE_FORMAT);
+    r->version = (int)v;
+    t->format = CCT_TABLE_FORMAT; /* the model in memory is the current one, whatever the file */
     consume(r);
     return CCT_OK;
 }
@@ -1199,8 +1346,14 @@ static cct_status read_sub(reader *r, const char *what, const field *fields, siz
 static cct_status read_provenance(reader *r, const field *f, void *obj)
 {
     (void)f;
-    return read_sub(r, "'provenance'", provenance_fields, N_OF(provenance_fields),
-                    &((cct_table *)obj)->provenance);
+    cct_provenance *p = &((cct_table *)obj)->provenance;
+    seen_keys seen;
+    cct_status st =
+        read_fields(r, "'provenance'", provenance_fields, N_OF(provenance_fields), p, NULL, &seen);
+    if (st == CCT_OK && !p->created)
+        st = fail_at(r, seen.start, CCT_EINVAL, "'provenance' is missing the required key '%s'",
+                     r->version >= 2 ? "measured" : "created");
+    return st;
 }
 
 static cct_status read_fingerprint(reader *r, const field *f, void *obj)

@@ -25,6 +25,9 @@
 #include <unistd.h>
 
 #include "cct_constants.h"
+#include "cct_table_words.h"
+#include "cct_table_write_header.h"
+#include "cct_yaml_layout.h"
 
 /* Float formats: enough digits for the quantity's precision, few enough to be stable
  * (each format reads back to a double that prints the same text again). */
@@ -33,6 +36,7 @@
 #define FMT_GBPS "%.4f"  /* beta_gbps, beta_ci, beta2_gbps: 0.1 MB/s steps */
 #define FMT_R2 "%.5f"    /* r2 */
 #define FMT_CONST "%.4f" /* nccl_constants: 0.1 ns, 0.1 MB/s steps */
+#define FMT_GAIN "%.3f"  /* evidence gain and its interval: 0.1 % steps */
 
 typedef struct writer {
     FILE *f;
@@ -125,42 +129,59 @@ static void put_quoted(FILE *f, const char *s)
 
 /* ---- numbers ---- */
 
-/* Print v with fmt, without a minus sign on a value that rounds to zero ("-0.000"), which
+/* v with fmt into buf, without a minus sign on a value that rounds to zero ("-0.000"), which
  * would otherwise make tables differ only in the sign of nothing. */
+static const char *fmt_float(char *buf, size_t len, const char *fmt, double v)
+{
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, fmt, v);
+    const char *text = tmp;
+    if (tmp[0] == '-' && strspn(tmp + 1, "0.") == strlen(tmp + 1))
+        text = tmp + 1;
+    snprintf(buf, len, "%s", text);
+    return buf;
+}
+
 static void put_float(FILE *f, const char *fmt, double v)
 {
     char buf[512];
-    snprintf(buf, sizeof buf, fmt, v);
-    const char *text = buf;
-    if (buf[0] == '-' && strspn(buf + 1, "0.") == strlen(buf + 1))
-        text = buf + 1;
-    fputs(text, f);
+    fputs(fmt_float(buf, sizeof buf, fmt, v), f);
 }
 
-static void put_size(FILE *f, uint64_t v)
+static const char *fmt_size(char *buf, size_t len, uint64_t v)
 {
     if (v == CCT_BYTES_INF)
-        fputs("inf", f);
+        snprintf(buf, len, "inf");
     else
-        fprintf(f, "%llu", (unsigned long long)v);
+        snprintf(buf, len, "%llu", (unsigned long long)v);
+    return buf;
 }
 
-/* ", key: value" for an optional float; nothing when the value is unknown (NaN). */
-static void opt_float(FILE *f, const char *key, const char *fmt, double v)
+/* Channels as the search flag spells them: 64, the most a table allows, is "max" (NCCL
+ * clamps it to the communicator's channel count, so that is what it means). */
+static const char *fmt_channels(char *buf, size_t len, int channels)
 {
-    if (isnan(v))
-        return;
-    fprintf(f, ", %s: ", key);
-    put_float(f, fmt, v);
+    if (channels == CCT_TABLE_MAX_CHANNELS)
+        snprintf(buf, len, "max");
+    else
+        snprintf(buf, len, "%d", channels);
+    return buf;
 }
 
-/* ", key: value" for an optional size; nothing when it is 0 (unset). */
-static void opt_size(FILE *f, const char *key, uint64_t v)
+/* An optional float item; nothing when the value is unknown (NaN). */
+static void flow_float(cct_flow *fl, const char *key, const char *fmt, double v)
 {
-    if (v == 0)
-        return;
-    fprintf(f, ", %s: ", key);
-    put_size(f, v);
+    char buf[64];
+    if (!isnan(v))
+        cct_flow_add(fl, "%s: %s", key, fmt_float(buf, sizeof buf, fmt, v));
+}
+
+/* An optional size item; nothing when it is 0 (unset). */
+static void flow_size(cct_flow *fl, const char *key, uint64_t v)
+{
+    char buf[32];
+    if (v)
+        cct_flow_add(fl, "%s: %s", key, fmt_size(buf, sizeof buf, v));
 }
 
 /* ---- checks that give a better message than the read-back would ---- */
@@ -184,6 +205,35 @@ static cct_status need_finite(double v, const char *what, const cct_section *s, 
                          cct_section_describe(s, key, sizeof key), what);
 }
 
+/* The evidence of a rule must be what the loader accepts (docs/table-format.md, "evidence"):
+ * said here with the rule's name, before the read-back would say it with a line number. */
+static cct_status check_evidence(const cct_rule *r, const cct_section *s, size_t j, cct_error *err)
+{
+    bool any = r->gain != 0 || r->gain_lo != 0 || r->gain_hi != 0 || r->noise != 0 || r->cycles;
+    const char *why = NULL;
+    if (r->no_baseline && any)
+        why = "has no NCCL baseline but a gain";
+    else if (r->no_baseline || !any)
+        return CCT_OK;
+    else if (!isfinite(r->gain) || !isfinite(r->gain_lo) || !isfinite(r->gain_hi) ||
+             !isfinite(r->noise))
+        why = "evidence is not finite";
+    else if (!(r->gain > 0) || !(r->gain_lo <= r->gain && r->gain <= r->gain_hi))
+        why = "evidence gain is not inside its ci, or not above 0";
+    else if (r->noise < 0)
+        why = "evidence noise is negative";
+    else if (r->cycles < 1)
+        why = "evidence needs at least one cycle";
+    else
+        return CCT_OK;
+    char key[128];
+    return cct_error_set(err, CCT_EINVAL,
+                         "cannot write the table: %s rule %zu: %s (gain %g, ci [%g, %g], noise %g, "
+                         "cycles %d)",
+                         cct_section_describe(s, key, sizeof key), j + 1, why, r->gain, r->gain_lo,
+                         r->gain_hi, r->noise, r->cycles);
+}
+
 static cct_status check_writable(const cct_table *t, cct_error *err)
 {
     const cct_provenance *p = &t->provenance;
@@ -193,12 +243,12 @@ static cct_status check_writable(const cct_table *t, cct_error *err)
         const char *s, *what;
         bool required;
     } strings[] = {
-        {p->tool, "provenance.tool", true},       {p->created, "provenance.created", true},
-        {p->nccl, "provenance.nccl", false},      {p->source, "provenance.source", true},
-        {p->runs, "provenance.runs", false},      {p->note, "provenance.note", false},
-        {fp->gpu, "fingerprint.gpu", true},       {fp->links, "fingerprint.links", true},
-        {fp->nccl, "fingerprint.nccl", true},     {fp->cuda, "fingerprint.cuda", false},
-        {t->ll128_reason, "ll128.reason", false},
+        {p->tool, "provenance.tool", true},        {p->created, "provenance.created", true},
+        {p->nccl, "provenance.nccl", false},       {p->source, "provenance.source", true},
+        {p->runs, "provenance.runs", false},       {p->note, "provenance.note", false},
+        {p->command, "provenance.command", false}, {fp->gpu, "fingerprint.gpu", true},
+        {fp->links, "fingerprint.links", true},    {fp->nccl, "fingerprint.nccl", true},
+        {fp->cuda, "fingerprint.cuda", false},     {t->ll128_reason, "ll128.reason", false},
     };
     for (size_t i = 0; st == CCT_OK && i < sizeof strings / sizeof strings[0]; i++)
         if (strings[i].required || strings[i].s)
@@ -227,6 +277,8 @@ static cct_status check_writable(const cct_table *t, cct_error *err)
                 st = need_finite(r->margin, "margin", s, err);
             if (st == CCT_OK)
                 st = need_finite(r->margin_default, "margin_default", s, err);
+            if (st == CCT_OK)
+                st = check_evidence(r, s, j, err);
         }
         for (size_t j = 0; st == CCT_OK && j < s->n_models; j++) {
             const cct_model *m = &s->models[j];
@@ -319,23 +371,48 @@ static const void **sorted_view(const void *base, size_t n, size_t elem,
 
 /* ---- emission ---- */
 
-static void emit_rule(FILE *f, const cct_rule *r)
+/* The measured evidence of a rule as one flow item, or nothing when it has none. */
+static void flow_evidence(cct_flow *fl, const cct_rule *r)
 {
-    fputs("        - {min_bytes: ", f);
-    put_size(f, r->min_bytes);
-    fputs(", max_bytes: ", f);
-    put_size(f, r->max_bytes);
-    fprintf(f, ", algo: %s, proto: %s, channels: %d", cct_algo_name(r->algo),
-            cct_proto_name(r->proto), r->channels);
-    if (r->chunk_bytes) {
-        fputs(", chunk_bytes: ", f);
-        put_size(f, r->chunk_bytes);
+    char g[32], lo[32], hi[32], noise[32];
+    if (r->no_baseline) {
+        cct_flow_add(fl, "evidence: none");
+        return;
     }
-    opt_float(f, "predicted_us", FMT_US, r->predicted_us);
-    opt_float(f, "margin", FMT_FRAC, r->margin);
-    opt_float(f, "margin_default", FMT_FRAC, r->margin_default);
-    opt_size(f, "ref_bytes", r->ref_bytes);
-    fputs("}\n", f);
+    if (r->gain == 0 && r->gain_lo == 0 && r->gain_hi == 0 && r->noise == 0 && r->cycles == 0)
+        return;
+    cct_flow_add(fl, "evidence: {gain: %s, ci: [%s, %s], noise: %s, cycles: %d}",
+                 fmt_float(g, sizeof g, FMT_GAIN, r->gain),
+                 fmt_float(lo, sizeof lo, FMT_GAIN, r->gain_lo),
+                 fmt_float(hi, sizeof hi, FMT_GAIN, r->gain_hi),
+                 fmt_float(noise, sizeof noise, FMT_FRAC, r->noise), r->cycles);
+}
+
+/* A rule: the decision on its first line with the band in words, the numbers behind it on
+ * the next, ending in why it is there (cct_words_verdict). */
+static bool emit_rule(FILE *f, const cct_rule *r)
+{
+    cct_flow *fl = cct_flow_new();
+    if (!fl)
+        return false;
+    char a[32], b[32], band[96], verdict[96];
+    cct_flow_add(fl, "min_bytes: %s", fmt_size(a, sizeof a, r->min_bytes));
+    cct_flow_add(fl, "max_bytes: %s", fmt_size(b, sizeof b, r->max_bytes));
+    cct_flow_add(fl, "algo: %s", cct_algo_name(r->algo));
+    cct_flow_add(fl, "proto: %s", cct_proto_name(r->proto));
+    cct_flow_add(fl, "channels: %s", fmt_channels(a, sizeof a, r->channels));
+    flow_size(fl, "chunk_bytes", r->chunk_bytes);
+    fl->break_after = fl->n;
+    flow_float(fl, "predicted_us", FMT_US, r->predicted_us);
+    flow_float(fl, "margin", FMT_FRAC, r->margin);
+    flow_float(fl, "margin_default", FMT_FRAC, r->margin_default);
+    flow_size(fl, "ref_bytes", r->ref_bytes);
+    flow_evidence(fl, r);
+    cct_words_band(r->min_bytes, r->max_bytes, band, sizeof band);
+    cct_words_verdict(r, verdict, sizeof verdict);
+    bool ok = cct_flow_write(f, fl, 8, "- ", band, verdict);
+    free(fl);
+    return ok;
 }
 
 static const char *kind_text(cct_model_kind kind)
@@ -345,42 +422,105 @@ static const char *kind_text(cct_model_kind kind)
                                          : "linear";
 }
 
-static void emit_model(FILE *f, const cct_model *m)
+/* One segment of a piecewise model as one flow item ("{from_bytes: ..., ...}"). */
+static void flow_segment(cct_flow *fl, const cct_model_segment *s, const char *before,
+                         const char *after)
 {
-    fprintf(f, "        - {algo: %s, proto: %s, channels: %d, buffsize: %llu",
-            cct_algo_name(m->algo), cct_proto_name(m->proto), m->channels,
-            (unsigned long long)m->buffsize);
-    opt_size(f, "ll_buffsize", m->ll_buffsize);
-    opt_size(f, "ll128_buffsize", m->ll128_buffsize);
-    fprintf(f, ", kind: %s", kind_text(m->kind));
+    char buf[32];
+    cct_flow_add(fl, "%s{from_bytes: %s", before, fmt_size(buf, sizeof buf, s->from_bytes));
+    const struct {
+        const char *key, *fmt;
+        double v;
+    } fields[] = {{"alpha_us", FMT_US, s->alpha_us},
+                  {"alpha_ci", FMT_US, s->alpha_ci},
+                  {"beta_gbps", FMT_GBPS, s->beta_gbps},
+                  {"beta_ci", FMT_GBPS, s->beta_ci}};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (!isnan(fields[i].v))
+            cct_flow_append(fl, ", %s: %s", fields[i].key,
+                            fmt_float(buf, sizeof buf, fields[i].fmt, fields[i].v));
+    cct_flow_append(fl, "}%s", after);
+}
+
+static bool emit_model(FILE *f, const cct_model *m)
+{
+    cct_flow *fl = cct_flow_new();
+    if (!fl)
+        return false;
+    char buf[32];
+    cct_flow_add(fl, "algo: %s", cct_algo_name(m->algo));
+    cct_flow_add(fl, "proto: %s", cct_proto_name(m->proto));
+    cct_flow_add(fl, "channels: %s", fmt_channels(buf, sizeof buf, m->channels));
+    cct_flow_add(fl, "buffsize: %llu", (unsigned long long)m->buffsize);
+    flow_size(fl, "ll_buffsize", m->ll_buffsize);
+    flow_size(fl, "ll128_buffsize", m->ll128_buffsize);
+    cct_flow_add(fl, "kind: %s", kind_text(m->kind));
     if (m->kind == CCT_MODEL_PIECEWISE) {
         /* the line fields of a piecewise model mirror its segments: written once, here */
-        fputs(", segments: [", f);
-        for (int i = 0; i < m->n_segments; i++) {
-            const cct_model_segment *s = &m->segments[i];
-            fprintf(f, "%s{from_bytes: ", i ? ", " : "");
-            put_size(f, s->from_bytes);
-            opt_float(f, "alpha_us", FMT_US, s->alpha_us);
-            opt_float(f, "alpha_ci", FMT_US, s->alpha_ci);
-            opt_float(f, "beta_gbps", FMT_GBPS, s->beta_gbps);
-            opt_float(f, "beta_ci", FMT_GBPS, s->beta_ci);
-            fputc('}', f);
-        }
-        fputc(']', f);
+        for (int i = 0; i < m->n_segments; i++)
+            flow_segment(fl, &m->segments[i], i == 0 ? "segments: [" : "",
+                         i + 1 == m->n_segments ? "]" : "");
     } else {
-        opt_float(f, "alpha_us", FMT_US, m->alpha_us);
-        opt_float(f, "alpha_ci", FMT_US, m->alpha_ci);
-        opt_float(f, "beta_gbps", FMT_GBPS, m->beta_gbps);
-        opt_float(f, "beta_ci", FMT_GBPS, m->beta_ci);
+        flow_float(fl, "alpha_us", FMT_US, m->alpha_us);
+        flow_float(fl, "alpha_ci", FMT_US, m->alpha_ci);
+        flow_float(fl, "beta_gbps", FMT_GBPS, m->beta_gbps);
+        flow_float(fl, "beta_ci", FMT_GBPS, m->beta_ci);
     }
     if (m->kind == CCT_MODEL_SEGMENTED) {
-        fputs(", break_bytes: ", f);
-        put_size(f, m->break_bytes);
-        opt_float(f, "alpha2_us", FMT_US, m->alpha2_us);
-        opt_float(f, "beta2_gbps", FMT_GBPS, m->beta2_gbps);
+        cct_flow_add(fl, "break_bytes: %s", fmt_size(buf, sizeof buf, m->break_bytes));
+        flow_float(fl, "alpha2_us", FMT_US, m->alpha2_us);
+        flow_float(fl, "beta2_gbps", FMT_GBPS, m->beta2_gbps);
     }
-    opt_float(f, "r2", FMT_R2, m->r2);
-    fprintf(f, ", n_points: %d, poor_fit: %s}\n", m->n_points, m->poor_fit ? "true" : "false");
+    flow_float(fl, "r2", FMT_R2, m->r2);
+    cct_flow_add(fl, "n_points: %d", m->n_points);
+    cct_flow_add(fl, "poor_fit: %s", m->poor_fit ? "true" : "false");
+    bool ok = cct_flow_write(f, fl, 8, "- ", NULL, NULL);
+    free(fl);
+    return ok;
+}
+
+static bool has_negative_margin(const cct_section *s)
+{
+    for (size_t i = 0; i < s->n_rules; i++)
+        if (s->rules[i].margin < 0)
+            return true;
+    return false;
+}
+
+static cct_status emit_models(FILE *f, const cct_section *s)
+{
+    if (!s->n_models)
+        return CCT_OK;
+    const void **v = sorted_view(s->models, s->n_models, sizeof *s->models, cmp_model);
+    if (!v)
+        return CCT_ENOMEM;
+    fputs("      models:  # time(n bytes) = alpha_us + n / (beta_gbps * 1e3) us; *_ci: 95 % "
+          "half-widths\n",
+          f);
+    bool ok = true;
+    for (size_t i = 0; i < s->n_models; i++)
+        ok &= emit_model(f, v[i]);
+    free(v);
+    return ok ? CCT_OK : CCT_ENOMEM;
+}
+
+static cct_status emit_penalties(FILE *f, const cct_section *s)
+{
+    if (!s->n_penalties)
+        return CCT_OK;
+    const void **v = sorted_view(s->penalties, s->n_penalties, sizeof *s->penalties, cmp_penalty);
+    if (!v)
+        return CCT_ENOMEM;
+    fputs("      alignment:\n", f);
+    for (size_t i = 0; i < s->n_penalties; i++) {
+        const cct_align_penalty *p = v[i];
+        fprintf(f, "        - {proto: %s, offset: %u, penalty: ", cct_proto_name(p->proto),
+                p->offset);
+        put_float(f, FMT_FRAC, p->penalty);
+        fputs("}\n", f);
+    }
+    free(v);
+    return CCT_OK;
 }
 
 static cct_status emit_section(FILE *f, const cct_section *s)
@@ -390,111 +530,120 @@ static cct_status emit_section(FILE *f, const cct_section *s)
         fprintf(f, "      pipe_ops: %d\n", s->pipe_ops);
     if (s->reg_buff != CCT_ANY)
         fprintf(f, "      reg_buff: %s\n", s->reg_buff ? "true" : "false");
-    fputs("      rules:\n", f);
+    if (has_negative_margin(s))
+        fputs("      rules:  # margin: runner-up's time / this one's - 1 at ref_bytes; below 0, a "
+              "faster one lost a tie\n",
+              f);
+    else
+        fputs("      rules:\n", f);
+    bool ok = true;
     for (size_t i = 0; i < s->n_rules; i++)
-        emit_rule(f, &s->rules[i]);
-    cct_status st = CCT_OK;
-    if (s->n_models) {
-        const void **v = sorted_view(s->models, s->n_models, sizeof *s->models, cmp_model);
-        if (v) {
-            fputs("      models:\n", f);
-            for (size_t i = 0; i < s->n_models; i++)
-                emit_model(f, v[i]);
-        } else {
-            st = CCT_ENOMEM;
-        }
-        free(v);
-    }
-    if (s->n_penalties && st == CCT_OK) {
-        const void **v =
-            sorted_view(s->penalties, s->n_penalties, sizeof *s->penalties, cmp_penalty);
-        if (v) {
-            fputs("      alignment:\n", f);
-            for (size_t i = 0; i < s->n_penalties; i++) {
-                const cct_align_penalty *p = v[i];
-                fprintf(f, "        - {proto: %s, offset: %u, penalty: ", cct_proto_name(p->proto),
-                        p->offset);
-                put_float(f, FMT_FRAC, p->penalty);
-                fputs("}\n", f);
-            }
-        } else {
-            st = CCT_ENOMEM;
-        }
-        free(v);
-    }
+        ok &= emit_rule(f, &s->rules[i]);
+    cct_status st = ok ? CCT_OK : CCT_ENOMEM;
+    if (st == CCT_OK)
+        st = emit_models(f, s);
+    if (st == CCT_OK)
+        st = emit_penalties(f, s);
     return st;
 }
 
-static void emit_string_field(FILE *f, const char *indent, const char *key, const char *value)
+/* "indent key: "value"", the string folded at spaces to keep lines within the width. */
+static bool emit_string_field(FILE *f, const char *indent, const char *key, const char *value)
 {
     if (!value)
-        return;
+        return true;
+    char *quoted = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&quoted, &len);
+    if (!mem)
+        return false;
+    put_quoted(mem, value);
+    if (fclose(mem) != 0) {
+        free(quoted);
+        return false;
+    }
     fprintf(f, "%s%s: ", indent, key);
-    put_quoted(f, value);
-    fputc('\n', f);
+    int col = (int)(strlen(indent) + strlen(key) + 2);
+    cct_write_folded(f, col, (int)strlen(indent) + 4, quoted);
+    free(quoted);
+    return true;
 }
 
 /* nccl_constants: one flow mapping per family, entries in slot order, only the set ones;
  * a block with no entries stays visible as {} (it means "constants: none fitted"). */
-static void emit_constants(FILE *f, const cct_constants *c)
+static bool emit_constants(FILE *f, const cct_constants *c)
 {
     if (!c->present)
-        return;
+        return true;
     if (cct_constants_count(c) == 0) {
         fputs("nccl_constants: {}\n", f);
-        return;
+        return true;
     }
     fputs("nccl_constants:\n", f);
+    bool ok = true;
     for (int fam = 0; fam < CCT_CONST_NUM_FAMILIES; fam++) {
         size_t first = cct_const_family_first((cct_const_family)fam);
-        size_t n = cct_const_family_size((cct_const_family)fam), written = 0;
+        size_t n = cct_const_family_size((cct_const_family)fam);
+        cct_flow *fl = cct_flow_new();
+        if (!fl)
+            return false;
         for (size_t i = 0; i < n; i++) {
             cct_const_slot s = cct_const_slot_at(first + i);
             double v = cct_const_get(c, s);
             if (isnan(v))
                 continue;
-            char name[64];
-            if (written++ == 0)
-                fprintf(f, "  %s: {", cct_const_family_key((cct_const_family)fam));
-            else
-                fputs(", ", f);
-            fprintf(f, "%s: ", cct_const_slot_name(s, name, sizeof name));
-            put_float(f, FMT_CONST, v);
+            char name[64], num[64];
+            cct_flow_add(fl, "%s: %s", cct_const_slot_name(s, name, sizeof name),
+                         fmt_float(num, sizeof num, FMT_CONST, v));
         }
-        if (written)
-            fputs("}\n", f);
+        if (fl->n) {
+            char lead[96];
+            snprintf(lead, sizeof lead, "%s: ", cct_const_family_key((cct_const_family)fam));
+            ok &= cct_flow_write(f, fl, 2, lead, NULL, NULL);
+        }
+        free(fl);
     }
+    return ok;
 }
 
-static cct_status emit(FILE *f, const cct_table *t)
+static bool emit_head(FILE *f, const cct_table *t)
 {
     const cct_provenance *p = &t->provenance;
     const cct_fingerprint *fp = &t->fingerprint;
     char cc[16];
+    bool ok = true;
+    cct_table_write_header(f, t);
     fprintf(f, "ccltune_table: %d\nprovenance:\n", CCT_TABLE_FORMAT);
-    emit_string_field(f, "  ", "tool", p->tool);
-    emit_string_field(f, "  ", "created", p->created);
-    emit_string_field(f, "  ", "nccl", p->nccl);
-    emit_string_field(f, "  ", "source", p->source);
-    emit_string_field(f, "  ", "runs", p->runs);
-    emit_string_field(f, "  ", "note", p->note);
+    ok &= emit_string_field(f, "  ", "tool", p->tool);
+    ok &= emit_string_field(f, "  ", "measured", p->created);
+    ok &= emit_string_field(f, "  ", "nccl", p->nccl);
+    ok &= emit_string_field(f, "  ", "source", p->source);
+    ok &= emit_string_field(f, "  ", "runs", p->runs);
+    ok &= emit_string_field(f, "  ", "command", p->command);
+    ok &= emit_string_field(f, "  ", "note", p->note);
     fputs("fingerprint:\n", f);
-    emit_string_field(f, "  ", "gpu", fp->gpu);
+    ok &= emit_string_field(f, "  ", "gpu", fp->gpu);
     fprintf(f, "  cc: \"%s\"\n", cct_cc_format(fp->cc, cc, sizeof cc));
     fprintf(f, "  gpus_per_node: %d\n  nodes: %d\n", fp->gpus_per_node, fp->nodes);
     /* 0 is what cct_table_init() leaves: the default, one rank per GPU */
     fprintf(f, "  ranks_per_gpu: %d\n", fp->ranks_per_gpu ? fp->ranks_per_gpu : 1);
     fprintf(f, "  links: %s\n", fp->links);
-    emit_string_field(f, "  ", "nccl", fp->nccl);
-    emit_string_field(f, "  ", "cuda", fp->cuda);
+    ok &= emit_string_field(f, "  ", "nccl", fp->nccl);
+    ok &= emit_string_field(f, "  ", "cuda", fp->cuda);
     fprintf(f, "ll128:\n  allowed: %s\n", t->ll128_allowed ? "true" : "false");
-    emit_string_field(f, "  ", "reason", t->ll128_reason);
+    ok &= emit_string_field(f, "  ", "reason", t->ll128_reason);
     if (t->n_env) {
         fputs("recommended_env:\n", f);
         for (size_t i = 0; i < t->n_env; i++) /* cct_table_set_env keeps them sorted */
-            emit_string_field(f, "  ", t->env[i].key, t->env[i].value);
+            ok &= emit_string_field(f, "  ", t->env[i].key, t->env[i].value);
     }
-    emit_constants(f, &t->constants);
+    return ok;
+}
+
+static cct_status emit(FILE *f, const cct_table *t)
+{
+    if (!emit_head(f, t) || !emit_constants(f, &t->constants))
+        return CCT_ENOMEM;
     if (t->n_sections == 0) {
         fputs("collectives: {}\n", f);
         return CCT_OK;

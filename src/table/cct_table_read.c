@@ -28,6 +28,7 @@
 #include <yaml.h>
 
 #include "cct_constants.h"
+#include "cct_fingerprint.h"
 #include "cct_safe_file.h"
 #include "cct_suggest.h"
 
@@ -74,6 +75,7 @@ typedef enum field_type {
     FT_ALGO,         /* int, cct_algo by its table name */
     FT_PROTO,        /* int, cct_proto by its table name */
     FT_CC,           /* int, compute capability "9.0" -> 90 */
+    FT_NCCL,         /* char *, an NCCL version the plugin can match (cct_nccl_version_parse) */
     FT_LINKS,        /* char *, one of link_names */
     FT_KIND,         /* cct_model_kind by name */
     FT_CUSTOM,       /* the field's own function reads the value */
@@ -594,11 +596,17 @@ static cct_status read_scalar_field(reader *r, const field *f, void *obj)
 
     switch (f->type) {
     case FT_STRING:
-    case FT_LINKS: {
+    case FT_LINKS:
+    case FT_NCCL: {
         if (is_null(ev))
             return fail_at(r, at, CCT_EINVAL, "'%s' must be a string, not null", f->name);
         if (f->type == FT_LINKS && name_index(text, link_name, 4) < 0)
             return unknown_name(r, at, "link kind", text, len, link_name, 4);
+        /* the plugin matches it with the same function: what it cannot read, we refuse */
+        if (f->type == FT_NCCL && cct_nccl_version_parse(text) < 0)
+            return fail_at(r, at, CCT_EINVAL,
+                           "'%s' must be an NCCL version like \"2.28.9\", got '%s'", f->name,
+                           shown);
         char *copy = malloc(len + 1);
         if (!copy)
             return cct_error_at(r->err, CCT_ENOMEM, r->name, 0, 0, "out of memory");
@@ -746,7 +754,7 @@ static const field fingerprint_fields[] = {
     INT_FIELD(cct_fingerprint, nodes, FT_INT, true, 1, CCT_TABLE_MAX_RANKS),
     INT_FIELD(cct_fingerprint, ranks_per_gpu, FT_INT, false, 1, CCT_TABLE_MAX_RANKS),
     FIELD(cct_fingerprint, links, FT_LINKS, true),
-    FIELD(cct_fingerprint, nccl, FT_STRING, true),
+    FIELD(cct_fingerprint, nccl, FT_NCCL, true),
     FIELD(cct_fingerprint, cuda, FT_STRING, false),
 };
 
@@ -1389,6 +1397,12 @@ cct_status cct_table_load_buffer(const char *data, size_t len, const char *name,
     cct_error_clear(err);
     if (!name)
         name = "<table>";
+    /* a UTF-8 byte-order mark (editors write one) is not part of the table; positions are
+     * counted after it, as an editor shows them */
+    if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) {
+        data += 3;
+        len -= 3;
+    }
     if (len > CCT_TABLE_MAX_FILE_BYTES)
         return cct_error_at(err, CCT_EPERM, name, 0, 0,
                             "the table is %zu bytes, more than the limit of %u MiB", len,

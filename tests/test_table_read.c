@@ -55,7 +55,8 @@ static void expect_error(const char *text, const char *message)
 #define HEAD                                                                                       \
     "ccltune_table: 1\n"                                                                           \
     "provenance: {tool: t, created: c, source: s}\n"                                               \
-    "fingerprint: {gpu: g, cc: \"9.0\", gpus_per_node: 1, nodes: 1, links: socket, nccl: n}\n"     \
+    "fingerprint: {gpu: g, cc: \"9.0\", gpus_per_node: 1, nodes: 1, links: socket, nccl: "         \
+    "\"2.28\"}\n"                                                                                  \
     "ll128: {allowed: true}\n"
 
 static void test_full_table_every_field(void **state)

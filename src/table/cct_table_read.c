@@ -38,6 +38,11 @@
 #define MAX_SHOW 48          /* longest piece of input quoted back in a message */
 #define MAX_PIPE_OPS INT_MAX /* NCCL passes small numbers; the bound only guards the int */
 #define MAX_OFFSET 65535     /* alignment offsets are small byte counts */
+/* Bounds on numbers no measurement can produce, so a table cannot carry a 300-digit time:
+ * times up to 1e12 us (11.6 days per call), gains as fractions from -1 (infinitely slower
+ * would be -1) to 1e6 (a million times faster). */
+#define MAX_TIME_US 1000000000000LL
+#define MAX_FRACTION 1000000LL
 
 enum { ITEM_RULE, ITEM_MODEL, ITEM_PENALTY, N_ITEM_KINDS };
 
@@ -70,8 +75,9 @@ typedef enum field_type {
     FT_BOOL_INT,     /* int 0 / 1 written as true / false (reg_buff) */
     FT_SIZE,         /* uint64_t byte count, inf refused */
     FT_SIZE_INF,     /* uint64_t byte count, inf allowed (max_bytes) */
-    FT_FLOAT,        /* double, finite */
-    FT_FLOAT_NONNEG, /* double, finite and >= 0 */
+    FT_FLOAT,        /* double, finite; within [min, max] when min < max */
+    FT_FLOAT_NONNEG, /* double, finite and >= 0; within [min, max] when min < max */
+    FT_FLOAT_POS,    /* double, finite and > 0 (a bandwidth) */
     FT_ALGO,         /* int, cct_algo by its table name */
     FT_PROTO,        /* int, cct_proto by its table name */
     FT_CC,           /* int, compute capability "9.0" -> 90 */
@@ -656,7 +662,8 @@ static cct_status read_scalar_field(reader *r, const field *f, void *obj)
         break;
     }
     case FT_FLOAT:
-    case FT_FLOAT_NONNEG: {
+    case FT_FLOAT_NONNEG:
+    case FT_FLOAT_POS: {
         if (!is_plain(ev) || !is_decimal(text))
             return fail_at(r, at, CCT_EINVAL, "'%s' must be a finite decimal number, got '%s'",
                            f->name, shown);
@@ -666,6 +673,13 @@ static cct_status read_scalar_field(reader *r, const field *f, void *obj)
             return fail_at(r, at, CCT_EINVAL, "'%s' %s is out of range", f->name, shown);
         if (f->type == FT_FLOAT_NONNEG && v < 0.0)
             return fail_at(r, at, CCT_EINVAL, "'%s' must be >= 0, got %s", f->name, shown);
+        if (f->type == FT_FLOAT_POS && !(v > 0.0))
+            return fail_at(r, at, CCT_EINVAL,
+                           "'%s' must be > 0 (a bandwidth; leave it out for a flat line), got %s",
+                           f->name, shown);
+        if (f->min < f->max && (v < (double)f->min || v > (double)f->max))
+            return fail_at(r, at, CCT_EINVAL, "'%s' must be from %g to %g, got %s", f->name,
+                           (double)f->min, (double)f->max, shown);
         *(double *)(void *)slot = v;
         break;
     }
@@ -770,17 +784,17 @@ static const field rule_fields[] = {
     FIELD(cct_rule, proto, FT_PROTO, true),
     INT_FIELD(cct_rule, channels, FT_INT, false, 0, CCT_TABLE_MAX_CHANNELS),
     FIELD(cct_rule, chunk_bytes, FT_SIZE, false),
-    FIELD(cct_rule, predicted_us, FT_FLOAT_NONNEG, false),
-    FIELD(cct_rule, margin, FT_FLOAT, false),
-    FIELD(cct_rule, margin_default, FT_FLOAT, false),
+    INT_FIELD(cct_rule, predicted_us, FT_FLOAT_NONNEG, false, 0, MAX_TIME_US),
+    INT_FIELD(cct_rule, margin, FT_FLOAT, false, -1, MAX_FRACTION),
+    INT_FIELD(cct_rule, margin_default, FT_FLOAT, false, -1, MAX_FRACTION),
     FIELD(cct_rule, ref_bytes, FT_SIZE, false),
 };
 
 static const field segment_fields[] = {
     FIELD(cct_model_segment, from_bytes, FT_SIZE, true),
-    FIELD(cct_model_segment, alpha_us, FT_FLOAT, false),
-    FIELD(cct_model_segment, alpha_ci, FT_FLOAT_NONNEG, false),
-    FIELD(cct_model_segment, beta_gbps, FT_FLOAT, false),
+    INT_FIELD(cct_model_segment, alpha_us, FT_FLOAT, false, -MAX_TIME_US, MAX_TIME_US),
+    INT_FIELD(cct_model_segment, alpha_ci, FT_FLOAT_NONNEG, false, 0, MAX_TIME_US),
+    FIELD(cct_model_segment, beta_gbps, FT_FLOAT_POS, false),
     FIELD(cct_model_segment, beta_ci, FT_FLOAT_NONNEG, false),
 };
 
@@ -822,13 +836,13 @@ static const field model_fields[] = {
     FIELD(cct_model, ll_buffsize, FT_SIZE, false),
     FIELD(cct_model, ll128_buffsize, FT_SIZE, false),
     FIELD(cct_model, kind, FT_KIND, true),
-    FIELD(cct_model, alpha_us, FT_FLOAT, false),
-    FIELD(cct_model, alpha_ci, FT_FLOAT_NONNEG, false),
-    FIELD(cct_model, beta_gbps, FT_FLOAT, false),
+    INT_FIELD(cct_model, alpha_us, FT_FLOAT, false, -MAX_TIME_US, MAX_TIME_US),
+    INT_FIELD(cct_model, alpha_ci, FT_FLOAT_NONNEG, false, 0, MAX_TIME_US),
+    FIELD(cct_model, beta_gbps, FT_FLOAT_POS, false),
     FIELD(cct_model, beta_ci, FT_FLOAT_NONNEG, false),
     FIELD(cct_model, break_bytes, FT_SIZE, false),
-    FIELD(cct_model, alpha2_us, FT_FLOAT, false),
-    FIELD(cct_model, beta2_gbps, FT_FLOAT, false),
+    INT_FIELD(cct_model, alpha2_us, FT_FLOAT, false, -MAX_TIME_US, MAX_TIME_US),
+    FIELD(cct_model, beta2_gbps, FT_FLOAT_POS, false),
     {"segments", FT_SEQ, false, 0, 0, 0, read_segment},
     FIELD(cct_model, r2, FT_FLOAT, false),
     INT_FIELD(cct_model, n_points, FT_INT, false, 0, INT_MAX),
@@ -838,7 +852,7 @@ static const field model_fields[] = {
 static const field penalty_fields[] = {
     FIELD(cct_align_penalty, proto, FT_PROTO, true),
     INT_FIELD(cct_align_penalty, offset, FT_UINT, true, 0, MAX_OFFSET),
-    FIELD(cct_align_penalty, penalty, FT_FLOAT, true),
+    INT_FIELD(cct_align_penalty, penalty, FT_FLOAT, true, -1, MAX_FRACTION),
 };
 
 static cct_status read_rule(reader *r, const field *f, void *obj)

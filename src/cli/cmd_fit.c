@@ -23,7 +23,10 @@ static void help(FILE *out)
             "of decisions (best configuration per size band) for every collective and topology.\n"
             "The same store and runs always produce byte-identical output.\n\n"
             "  --store DB            measurement store [measurements.db]\n"
-            "  --run N               use run N (repeatable) [every run in the store]\n"
+            "  --run N               use run N (repeatable) [every run in the store that\n"
+            "                        did not fail]\n"
+            "  --include-failed      also use runs marked failed (they stopped on an error,\n"
+            "                        so their points may be incomplete)\n"
             "  -o, --output FILE     write the table here (atomically) [stdout]\n"
             "  --tie X               configurations within X of the fastest are tied [0.05]\n"
             "  --min-band F          interior bands span at least a factor F of sizes [2]\n"
@@ -36,13 +39,19 @@ static void help(FILE *out)
 
 int cct_cmd_fit(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"store", required_argument, NULL, 's'},    {"run", required_argument, NULL, 'r'},
-        {"output", required_argument, NULL, 'o'},   {"tie", required_argument, NULL, 't'},
-        {"min-band", required_argument, NULL, 'b'}, {"worst-case-align", no_argument, NULL, 'w'},
-        {"ll128", required_argument, NULL, 'l'},    {"note", required_argument, NULL, 'n'},
-        {"accuracy", no_argument, NULL, 'a'},       {"cc", required_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"store", required_argument, NULL, 's'},
+                                         {"run", required_argument, NULL, 'r'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"tie", required_argument, NULL, 't'},
+                                         {"min-band", required_argument, NULL, 'b'},
+                                         {"worst-case-align", no_argument, NULL, 'w'},
+                                         {"ll128", required_argument, NULL, 'l'},
+                                         {"note", required_argument, NULL, 'n'},
+                                         {"accuracy", no_argument, NULL, 'a'},
+                                         {"cc", required_argument, NULL, 'c'},
+                                         {"include-failed", no_argument, NULL, 'F'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     const char *store_path = "measurements.db", *out_path = NULL;
     bool accuracy = false;
     cct_fit_table_options fo;
@@ -98,6 +107,9 @@ int cct_cmd_fit(int argc, char **argv)
         case 'a':
             accuracy = true;
             break;
+        case 'F':
+            fo.include_failed = true;
+            break;
         case 'c':
             fo.cc = cct_cc_parse(optarg);
             if (fo.cc <= 0)
@@ -140,6 +152,11 @@ int cct_cmd_fit(int argc, char **argv)
                 sum.points, sum.runs, sum.sections, sum.rules, sum.models, sum.poor_fits,
                 sum.corrupt, sum.hung, sum.skipped, out_path ? "; wrote " : "",
                 out_path ? out_path : "");
+        if (sum.failed_runs_left_out)
+            fprintf(stderr,
+                    "ccltune fit: %zu run(s) marked failed left out (--include-failed uses "
+                    "them)\n",
+                    sum.failed_runs_left_out);
     }
     if (code == CCT_EXIT_OK && accuracy) {
         cct_point *points = NULL;

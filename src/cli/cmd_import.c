@@ -3,13 +3,14 @@
  * or -J JSON output, the CSV of NCCL's example tuner scripts) into the measurement store.
  *
  * All or nothing per invocation: every file is parsed, and all of them checked against
- * each other for conflicting duplicates, before the store is opened; any problem is
- * reported for every file (FILE:LINE:COL on stderr) and nothing is written.  Then one store
- * run (source "nccl-tests" or "csv") receives the points, identical duplicates once.  The
- * store commits point by point, so a store failure half way leaves a run marked failed
- * with what it holds, and says so.  Per file, one line tells what was understood
- * (points, collective, algorithm/protocol, ranks and nodes) so a wrong inference is seen
- * before it is fitted.  docs/import-export.md describes the formats and the rules.
+ * each other for conflicting duplicates and every point against the store's own checks,
+ * before the store is opened (a dry run stops there, so it refuses what the import would);
+ * any problem is reported (FILE:LINE:COL on stderr) and nothing is written.  Then one store
+ * run (source "nccl-tests" or "csv") receives the points, identical duplicates once, in a
+ * single store batch: a store failure half way (a full disk) leaves the store as it was.  Per file,
+ * one line tells what was understood (points, collective, algorithm/protocol, ranks and nodes) so a
+ * wrong inference is seen before it is fitted.  docs/import-export.md describes the formats and the
+ * rules.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -233,7 +234,7 @@ static int parse_all(char **files, int n, const import_args *a, cct_import_resul
 
 /* One fingerprint for the run: what the files say about the machine.  Files that name
  * different GPUs or NCCL versions come from different machines or software. */
-static int fingerprint(cct_import_result *r, int n, char **files, cct_store_fingerprint *fp)
+static int fingerprint(const cct_import_result *r, int n, char **files, cct_store_fingerprint *fp)
 {
     memset(fp, 0, sizeof *fp);
     int gpu_from = -1, nccl_from = -1;
@@ -307,62 +308,85 @@ static void command_line(int argc, char **argv, char *buf, size_t len)
     }
 }
 
-static int store_all(const import_args *a, cct_import_result *r, int n, char **files, int argc,
-                     char **argv)
+/* Every point through the store's own checks, so a dry run refuses what the import would. */
+static int check_storable(const import_args *a, const cct_import_result *r, int n, char **files)
 {
-    cct_store_fingerprint fp;
-    int rc = fingerprint(r, n, files, &fp);
-    if (rc != CCT_EXIT_OK)
-        return rc;
+    for (int i = 0; i < n; i++)
+        for (size_t k = 0; k < r[i].n_points; k++) {
+            const cct_import_meta *m = &r[i].meta[k];
+            cct_error err;
+            if (!m->duplicate &&
+                cct_store_check_point(a->store, &r[i].points[k],
+                                      m->n_samples ? r[i].samples + m->first_sample : NULL,
+                                      m->n_samples, &err) != CCT_OK) {
+                cct_error_prefix(&err, "%s:%u:%u", files[i], m->line, m->col);
+                cct_cli_fail(NAME, "%s", err.msg);
+                return cct_cli_fail(NAME, "nothing imported");
+            }
+        }
+    return CCT_EXIT_OK;
+}
+
+/* The fingerprint, the run and its points in one store batch: all of them or nothing. */
+static cct_status store_batch(cct_store *store, const cct_store_fingerprint *fp, cct_store_run *run,
+                              cct_import_result *r, int n, char **files, size_t *stored,
+                              size_t *skipped, cct_error *err)
+{
+    int64_t fp_id = 0;
+    cct_status st = cct_store_put_fingerprint(store, fp, &fp_id, err);
+    run->fingerprint_id = fp_id;
+    if (st == CCT_OK)
+        st = cct_store_begin_run(store, run, err);
+    for (int i = 0; i < n && st == CCT_OK; i++)
+        for (size_t k = 0; k < r[i].n_points && st == CCT_OK; k++) {
+            const cct_import_meta *m = &r[i].meta[k];
+            if (m->duplicate) {
+                (*skipped)++;
+                continue;
+            }
+            st = cct_store_add_point(store, run->id, &r[i].points[k],
+                                     m->n_samples ? r[i].samples + m->first_sample : NULL,
+                                     m->n_samples, err);
+            if (st == CCT_OK)
+                (*stored)++;
+            else
+                cct_error_prefix(err, "%s:%u:%u", files[i], m->line, m->col);
+        }
+    if (st == CCT_OK)
+        st = cct_store_finish_run(store, run->id, CCT_RUN_DONE, err);
+    return st;
+}
+
+static int store_all(const import_args *a, cct_import_result *r, int n, char **files,
+                     const cct_store_fingerprint *fp, int argc, char **argv)
+{
     cct_store *store = NULL;
     cct_error err;
     if (cct_store_open(a->store, false, &store, &err) != CCT_OK)
         return cct_cli_fail(NAME, "%s", err.msg);
-    int64_t fp_id = 0;
     cct_store_run run;
     memset(&run, 0, sizeof run);
-    if (cct_store_put_fingerprint(store, &fp, &fp_id, &err) != CCT_OK) {
-        cct_store_close(store);
-        return cct_cli_fail(NAME, "%s", err.msg);
-    }
-    run.fingerprint_id = fp_id;
     snprintf(run.tool, sizeof run.tool, "ccltune %s", CCT_VERSION);
     snprintf(run.source, sizeof run.source, "%s",
              r[0].format == CCT_IMPORT_CSV ? "csv" : "nccl-tests");
     inputs_hash(files, n, run.plan_hash);
     command_line(argc, argv, run.command, sizeof run.command);
-    if (cct_store_begin_run(store, &run, &err) != CCT_OK) {
-        cct_store_close(store);
-        return cct_cli_fail(NAME, "%s", err.msg);
-    }
     size_t stored = 0, skipped = 0;
-    cct_status st = CCT_OK;
-    for (int i = 0; i < n && st == CCT_OK; i++)
-        for (size_t k = 0; k < r[i].n_points && st == CCT_OK; k++) {
-            const cct_import_meta *m = &r[i].meta[k];
-            if (m->duplicate) {
-                skipped++;
-                continue;
-            }
-            st = cct_store_add_point(store, run.id, &r[i].points[k],
-                                     m->n_samples ? r[i].samples + m->first_sample : NULL,
-                                     m->n_samples, &err);
-            if (st == CCT_OK)
-                stored++;
-            else
-                cct_error_prefix(&err, "%s:%u:%u", files[i], m->line, m->col);
+    cct_status st = cct_store_begin_batch(store, &err);
+    if (st == CCT_OK) {
+        st = store_batch(store, fp, &run, r, n, files, &stored, &skipped, &err);
+        cct_error eerr;
+        cct_status est = cct_store_end_batch(store, st == CCT_OK, &eerr);
+        if (st == CCT_OK && est != CCT_OK) {
+            st = est;
+            err = eerr;
         }
-    cct_error ferr;
-    cct_status fst =
-        cct_store_finish_run(store, run.id, st == CCT_OK ? CCT_RUN_DONE : CCT_RUN_FAILED, &ferr);
+    }
     cct_store_close(store);
     if (st != CCT_OK) {
         cct_cli_fail(NAME, "%s", err.msg);
-        return cct_cli_fail(NAME, "run %" PRId64 " of %s is marked failed after %zu points", run.id,
-                            a->store, stored);
+        return cct_cli_fail(NAME, "nothing imported: %s is as it was", a->store);
     }
-    if (fst != CCT_OK)
-        return cct_cli_fail(NAME, "%s", ferr.msg);
     printf("imported %zu points into run %" PRId64 " of %s", stored, run.id, a->store);
     if (skipped)
         printf(" (%zu identical duplicates stored once)", skipped);
@@ -397,12 +421,18 @@ int cct_cmd_import(int argc, char **argv)
                                   "import them separately",
                                   results[i].format == CCT_IMPORT_CSV ? files[i] : files[0],
                                   results[i].format == CCT_IMPORT_CSV ? files[0] : files[i]);
+        /* everything the import checks, also for a dry run */
+        cct_store_fingerprint fp;
+        if (rc == CCT_EXIT_OK)
+            rc = fingerprint(results, n, files, &fp);
+        if (rc == CCT_EXIT_OK)
+            rc = check_storable(&a, results, n, files);
         for (int i = 0; i < n && rc == CCT_EXIT_OK; i++)
             summarise(files[i], &results[i]);
         if (rc == CCT_EXIT_OK && a.dry_run)
             printf("dry run: nothing written to %s\n", a.store);
         else if (rc == CCT_EXIT_OK)
-            rc = store_all(&a, results, n, files, argc, argv);
+            rc = store_all(&a, results, n, files, &fp, argc, argv);
     }
     for (int i = 0; i < n; i++)
         cct_import_result_destroy(&results[i]);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cct_cli.h"
+#include "cct_fingerprint.h"
 #include "cct_import.h"
 #include "cct_store.h"
 
@@ -30,7 +31,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: ccltune import [--store FILE] [--format FORMAT] [--coll C] [--algo A]\n"
-            "                      [--proto P] [--ranks N] [--nodes N] [--dry-run] FILE...\n\n"
+            "                      [--proto P] [--ranks N] [--nodes N] [--nccl VERSION]\n"
+            "                      [--dry-run] FILE...\n\n"
             "Import measurements into the store as one run: nccl-tests output (text, or\n"
             "its -J JSON) or the performance CSV of NCCL's example tuner scripts.  Every\n"
             "file is checked before anything is written; an error names FILE:LINE:COL.\n\n"
@@ -44,6 +46,8 @@ static void usage(FILE *out)
             "      --ranks N        ranks, when the log does not list them\n"
             "      --nodes N        nodes, when the log's host names do not tell NCCL's node\n"
             "                       count (NCCL_HOSTID) and NCCL's INFO lines are missing\n"
+            "      --nccl VERSION   the NCCL version (2.28.9), for logs that do not say it; a\n"
+            "                       table fitted from the run must name one the plugin can match\n"
             "  -n, --dry-run        check and summarise the files, write nothing\n"
             "  -h, --help           show this help\n\n"
             "A flag that contradicts what a log says is an error, not an override.\n"
@@ -66,12 +70,13 @@ typedef struct import_args {
     const char *store;
     int format;
     bool dry_run;
+    const char *nccl; /* --nccl, NULL when not given */
     cct_import_opts opts;
 } import_args;
 
 static int parse_args(int argc, char **argv, import_args *a)
 {
-    enum { OPT_COLL = 256, OPT_ALGO, OPT_PROTO, OPT_RANKS, OPT_NODES };
+    enum { OPT_COLL = 256, OPT_ALGO, OPT_PROTO, OPT_RANKS, OPT_NODES, OPT_NCCL };
     static const struct option options[] = {
         {"store", required_argument, NULL, 's'},
         {"format", required_argument, NULL, 'f'},
@@ -80,6 +85,7 @@ static int parse_args(int argc, char **argv, import_args *a)
         {"proto", required_argument, NULL, OPT_PROTO},
         {"ranks", required_argument, NULL, OPT_RANKS},
         {"nodes", required_argument, NULL, OPT_NODES},
+        {"nccl", required_argument, NULL, OPT_NCCL},
         {"dry-run", no_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -87,6 +93,7 @@ static int parse_args(int argc, char **argv, import_args *a)
     a->store = "measurements.db";
     a->format = CCT_IMPORT_AUTO;
     a->dry_run = false;
+    a->nccl = NULL;
     cct_import_opts_init(&a->opts);
     optind = 1;
     opterr = 0;
@@ -123,6 +130,13 @@ static int parse_args(int argc, char **argv, import_args *a)
                                          c == OPT_RANKS ? "ranks" : "nodes", 1 << 24, optarg);
             else
                 *(c == OPT_RANKS ? &a->opts.ranks : &a->opts.nodes) = (int)v;
+            break;
+        case OPT_NCCL:
+            /* the plugin's own reading of a version (cct_fingerprint.h) */
+            if (cct_nccl_version_parse(optarg) < 0)
+                rc = cct_cli_usage_error(NAME, "--nccl wants an NCCL version like 2.28.9, not '%s'",
+                                         optarg);
+            a->nccl = optarg;
             break;
         case 'n':
             a->dry_run = true;
@@ -234,10 +248,17 @@ static int parse_all(char **files, int n, const import_args *a, cct_import_resul
 
 /* One fingerprint for the run: what the files say about the machine.  Files that name
  * different GPUs or NCCL versions come from different machines or software. */
-static int fingerprint(const cct_import_result *r, int n, char **files, cct_store_fingerprint *fp)
+static int fingerprint(const cct_import_result *r, int n, char **files, const char *nccl,
+                       cct_store_fingerprint *fp)
 {
     memset(fp, 0, sizeof *fp);
     int gpu_from = -1, nccl_from = -1;
+    for (int i = 0; i < n; i++)
+        if (nccl && r[i].nccl_version[0] && strcmp(r[i].nccl_version, nccl) != 0)
+            return cct_cli_fail(NAME, "%s ran NCCL %s but --nccl %s was given", files[i],
+                                r[i].nccl_version, nccl);
+    if (nccl)
+        snprintf(fp->nccl, sizeof fp->nccl, "%s", nccl);
     for (int i = 0; i < n; i++) {
         if (r[i].gpu[0] && gpu_from >= 0 && strcmp(r[i].gpu, fp->gpu) != 0)
             return cct_cli_fail(NAME, "%s measured on %s but %s on %s: import them separately",
@@ -424,7 +445,7 @@ int cct_cmd_import(int argc, char **argv)
         /* everything the import checks, also for a dry run */
         cct_store_fingerprint fp;
         if (rc == CCT_EXIT_OK)
-            rc = fingerprint(results, n, files, &fp);
+            rc = fingerprint(results, n, files, a.nccl, &fp);
         if (rc == CCT_EXIT_OK)
             rc = check_storable(&a, results, n, files);
         for (int i = 0; i < n && rc == CCT_EXIT_OK; i++)

@@ -228,6 +228,17 @@ static void fit_leaves_failed_runs_out(void **state)
     tu_assert_contains(r.err, "--include-failed");
     ct_result_free(&r);
 
+    /* --accuracy measures on the same runs: as if only run 1 were named */
+    const char *acc[] = {"fit", "--store", store, "--cc", "9.0", "--accuracy", NULL};
+    const char *acc1[] = {"fit", "--store", store, "--cc", "9.0", "--accuracy", "--run", "1", NULL};
+    ct_result a = run(acc), a1 = run(acc1);
+    assert_int_equal(a.status, 0);
+    assert_int_equal(a1.status, 0);
+    tu_assert_contains(a.out, "leave-one-size-out");
+    assert_string_equal(strstr(a.out, "accuracy"), strstr(a1.out, "accuracy"));
+    ct_result_free(&a);
+    ct_result_free(&a1);
+
     const char *help[] = {"fit", "--help", NULL};
     r = run(help);
     tu_assert_contains(r.out, "--include-failed");

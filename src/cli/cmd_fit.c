@@ -160,8 +160,10 @@ int cct_cmd_fit(int argc, char **argv)
     }
     if (code == CCT_EXIT_OK && accuracy) {
         cct_point *points = NULL;
-        size_t n = 0;
-        if (cct_store_load_points(store, fo.runs, fo.n_runs, &points, &n, &err) == CCT_OK) {
+        int64_t *ids = NULL;
+        size_t n = 0, n_ids = 0;
+        if (cct_fit_table_runs(store, &fo, &ids, &n_ids, &err) == CCT_OK &&
+            cct_store_load_points(store, ids, n_ids, &points, &n, &err) == CCT_OK) {
             cct_accuracy cv = {0};
             cct_point *mine = malloc((n ? n : 1) * sizeof *mine);
             for (size_t i = 0; mine && i < table.n_sections; i++) {
@@ -190,6 +192,7 @@ int cct_cmd_fit(int argc, char **argv)
                        100.0 * cv.median, 100.0 * cv.p95, 100.0 * cv.max, cv.n);
             free(points);
         }
+        free(ids);
     }
     cct_table_destroy(&table);
     cct_store_close(store);

@@ -73,6 +73,27 @@ static cct_status pick_runs(const cct_store_run *runs, size_t n, const cct_fit_t
     return CCT_OK;
 }
 
+cct_status cct_fit_table_runs(cct_store *store, const cct_fit_table_options *o, int64_t **ids,
+                              size_t *n_ids, cct_error *err)
+{
+    cct_store_run *runs = NULL;
+    size_t n = 0, failed = 0;
+    cct_status st = cct_store_list_runs(store, &runs, &n, err);
+    if (st != CCT_OK)
+        return st;
+    *ids = calloc(n ? n : 1, sizeof **ids);
+    if (!*ids)
+        st = cct_error_set(err, CCT_ENOMEM, "out of memory");
+    else
+        st = pick_runs(runs, n, o, *ids, n_ids, &failed, err);
+    free(runs);
+    if (st != CCT_OK) {
+        free(*ids);
+        *ids = NULL;
+    }
+    return st;
+}
+
 static cct_status select_runs(cct_store *store, const cct_fit_table_options *o, int64_t **ids,
                               size_t *n_ids, size_t *failed_left_out, cct_store_fingerprint *fp,
                               char *created, size_t created_len, char *source, size_t source_len,

@@ -42,4 +42,9 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
                                     cct_table *table, cct_fit_table_summary *summary,
                                     cct_error *err);
 
+/* The runs cct_fit_table_from_store uses (the same rules, without the fingerprint check):
+ * *ids malloc'ed, free() it. */
+cct_status cct_fit_table_runs(cct_store *store, const cct_fit_table_options *opts, int64_t **ids,
+                              size_t *n_ids, cct_error *err);
+
 #endif

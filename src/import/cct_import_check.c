@@ -44,7 +44,9 @@ double cct_import_resolution(const char *text)
         if (end == p + 1 || *end)
             return 0.0;
     }
-    return 0.5 * pow(10.0, (double)(exponent - decimals));
+    /* strtol saturates; beyond +-1000 pow gives 0 or inf anyway */
+    double e = (double)(exponent < -1000 ? -1000 : exponent > 1000 ? 1000 : exponent);
+    return 0.5 * pow(10.0, e - decimals);
 }
 
 bool cct_import_time_fits(uint64_t bytes, double time_us, double time_res, double gbps,

@@ -39,8 +39,8 @@
 #define MAX_PIPE_OPS INT_MAX /* NCCL passes small numbers; the bound only guards the int */
 #define MAX_OFFSET 65535     /* alignment offsets are small byte counts */
 /* Bounds on numbers no measurement can produce, so a table cannot carry a 300-digit time:
- * times up to 1e12 us (11.6 days per call), gains as fractions from -1 (infinitely slower
- * would be -1) to 1e6 (a million times faster). */
+ * times up to 1e12 us (11.6 days per call); gains and penalties are fractions, a gain is
+ * other / this - 1, so above -1, and a million-fold difference is not a measurement. */
 #define MAX_TIME_US 1000000000000LL
 #define MAX_FRACTION 1000000LL
 

@@ -43,14 +43,19 @@ static void help(FILE *out)
 int cct_cmd_fit(int argc, char **argv)
 {
     static const cct_enum_name ll128_names[] = {{"auto", -1}, {"yes", 1}, {"no", 0}, {NULL, 0}};
-    static const struct option opts[] = {
-        {"store", required_argument, NULL, 's'},    {"run", required_argument, NULL, 'r'},
-        {"output", required_argument, NULL, 'o'},   {"tie", required_argument, NULL, 't'},
-        {"min-band", required_argument, NULL, 'b'}, {"worst-case-align", no_argument, NULL, 'w'},
-        {"ll128", required_argument, NULL, 'l'},    {"note", required_argument, NULL, 'n'},
-        {"accuracy", no_argument, NULL, 'a'},       {"cc", required_argument, NULL, 'c'},
-        {"include-failed", no_argument, NULL, 'F'}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"store", required_argument, NULL, 's'},
+                                         {"run", required_argument, NULL, 'r'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"tie", required_argument, NULL, 't'},
+                                         {"min-band", required_argument, NULL, 'b'},
+                                         {"worst-case-align", no_argument, NULL, 'w'},
+                                         {"ll128", required_argument, NULL, 'l'},
+                                         {"note", required_argument, NULL, 'n'},
+                                         {"accuracy", no_argument, NULL, 'a'},
+                                         {"cc", required_argument, NULL, 'c'},
+                                         {"include-failed", no_argument, NULL, 'F'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     const char *store_path = "measurements.db", *out_path = NULL;
     bool accuracy = false;
     cct_fit_table_options fo;

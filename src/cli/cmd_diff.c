@@ -33,6 +33,9 @@ static void usage(FILE *out)
             "  --threshold F  list a configuration whose predicted time moved by more than\n"
             "                 this fraction (default 0.05)\n"
             "  -a, --all      also list provenance, the LL128 reason and refitted models\n"
+            "  --agreement    instead, count the sizes (4 per octave) where both tables choose\n"
+            "                 the same algorithm, protocol and channels, per collective\n"
+            "  --min-bytes SIZE, --max-bytes SIZE  its range (default 1K to 64M)\n"
             "  -h, --help     show this help\n\n"
             "Exit status: 0 the decisions are equal, 1 they differ, 2 usage error or a table\n"
             "that does not load.\n");
@@ -66,18 +69,38 @@ static void summary(const cct_diff *d, bool all)
     printf("\n");
 }
 
+static int print_agreement(const cct_table *a, const cct_table *b, uint64_t lo, uint64_t hi)
+{
+    cct_agreement ag;
+    cct_error err;
+    if (cct_table_agreement(a, b, lo, hi, 4, &ag, &err) != CCT_OK)
+        return cct_cli_usage_error(NAME, "%s", err.msg);
+    for (int c = 0; c < CCT_NUM_COLLS; c++)
+        if (ag.coll_sizes[c])
+            printf("%s: %zu of %zu sizes agree (%.1f %%)\n", cct_coll_name(c), ag.coll_agree[c],
+                   ag.coll_sizes[c], 100.0 * (double)ag.coll_agree[c] / (double)ag.coll_sizes[c]);
+    printf("agreement: %zu of %zu sizes (%.1f %%)\n", ag.agree, ag.sizes,
+           ag.sizes ? 100.0 * (double)ag.agree / (double)ag.sizes : 100.0);
+    return CCT_EXIT_OK;
+}
+
 int cct_cmd_diff(int argc, char **argv)
 {
-    enum { OPT_THRESHOLD = 256 };
+    enum { OPT_THRESHOLD = 256, OPT_AGREEMENT, OPT_MIN_BYTES, OPT_MAX_BYTES };
     static const struct option options[] = {
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
         {"all", no_argument, NULL, 'a'},
+        {"agreement", no_argument, NULL, OPT_AGREEMENT},
+        {"min-bytes", required_argument, NULL, OPT_MIN_BYTES},
+        {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     cct_diff_options opt;
     cct_diff_options_default(&opt);
-    bool all = false;
+    bool all = false, agreement = false;
+    uint64_t min_bytes = 1024, max_bytes = 64u << 20;
+    cct_error perr;
     optind = 1;
     opterr = 0;
     int c;
@@ -94,6 +117,16 @@ int cct_cmd_diff(int argc, char **argv)
                 return cct_cli_usage_error(NAME,
                                            "--threshold wants a fraction >= 0 such as 0.05, not "
                                            "'%s'",
+                                           optarg);
+            break;
+        case OPT_AGREEMENT:
+            agreement = true;
+            break;
+        case OPT_MIN_BYTES:
+        case OPT_MAX_BYTES:
+            if (cct_parse_bytes(optarg, c == OPT_MIN_BYTES ? &min_bytes : &max_bytes, &perr) !=
+                CCT_OK)
+                return cct_cli_usage_error(NAME, "%s: '%s' is not a size", argv[optind - 1],
                                            optarg);
             break;
         case ':':
@@ -117,6 +150,12 @@ int cct_cmd_diff(int argc, char **argv)
         fprintf(stderr, "%s\n", err.msg);
         cct_table_destroy(&old_t);
         return CCT_EXIT_USAGE;
+    }
+    if (agreement) {
+        int rc = print_agreement(&old_t, &new_t, min_bytes, max_bytes);
+        cct_table_destroy(&old_t);
+        cct_table_destroy(&new_t);
+        return rc;
     }
     cct_diff d;
     cct_status st = cct_table_diff(&old_t, &new_t, &opt, &d, &err);

@@ -9,6 +9,8 @@
  */
 #include "cct_fit_table.h"
 
+#include "cct_cycles.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +150,16 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
         fp.cc = o->cc;
     cct_decide_options dopt = o->decide;
     dopt.ll128_allowed = o->ll128 >= 0 ? o->ll128 != 0 : fp.ll128_allowed;
+    cct_cycles cycles;
+    cct_cycles_init(&cycles);
+    if (!o->no_cycles && (st = cct_cycles_load(store, ids, n_ids, &cycles, err)) != CCT_OK) {
+        cct_cycles_free(&cycles);
+        free(points);
+        free(ids);
+        return st;
+    }
+    if (cycles.n > 0)
+        dopt.cycles = &cycles; /* imported runs store statistics without samples */
     cct_table_init(table);
     char runs_text[256] = "";
     size_t used = 0;
@@ -220,6 +232,7 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
     }
     if (st != CCT_OK)
         cct_table_destroy(table);
+    cct_cycles_free(&cycles);
     free(points);
     free(ids);
     return st;

@@ -22,6 +22,7 @@ typedef struct cct_fit_table_options {
     int ll128;        /* -1: the fingerprint's verdict; 0/1: override */
     const char *note; /* provenance note, NULL for none */
     int cc;           /* compute capability x 10 when the runs do not record it (imports); 0 */
+    bool no_cycles;   /* decide from the points' statistics only, ignoring per-cycle samples */
     cct_decide_options decide;
 } cct_fit_table_options;
 

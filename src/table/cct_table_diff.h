@@ -109,4 +109,18 @@ bool cct_diff_decisions_equal(const cct_diff *diff);
 
 void cct_diff_destroy(cct_diff *diff);
 
+/* Agreement of two tables' decisions: at `per_octave` sizes per octave from min_bytes to
+ * max_bytes (round(min_bytes * 2^(k / per_octave))), in every plain section either table has
+ * (pipe_ops and reg_buff CCT_ANY), whether both choose the same algorithm, protocol and
+ * channel count -- what `ccltune export --format nccl-example-csv` would write for that size.
+ * A section only one table has disagrees at every size.  Per collective and in total. */
+typedef struct cct_agreement {
+    size_t sizes, agree;
+    size_t coll_sizes[CCT_NUM_COLLS], coll_agree[CCT_NUM_COLLS];
+} cct_agreement;
+
+cct_status cct_table_agreement(const cct_table *a, const cct_table *b, uint64_t min_bytes,
+                               uint64_t max_bytes, int per_octave, cct_agreement *out,
+                               cct_error *err);
+
 #endif

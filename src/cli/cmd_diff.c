@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cct_cli.h"
 #include "cct_table.h"
@@ -24,21 +25,27 @@ static const char *const NAME = "diff";
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: ccltune diff [--threshold F] [--all] OLD.yaml NEW.yaml\n\n"
-            "Say what changed between two tuning tables, one line per change:\n"
-            "  allreduce, 8 ranks (1 node), 2 MiB–4 MiB: ring/ll → ring/simple, predicted 12 %% "
-            "faster\n"
-            "Decisions are compared size range by size range over both tables' band edges.\n\n"
-            "  --threshold F  list a configuration whose predicted time moved by more than\n"
-            "                 this fraction (default 0.05)\n"
-            "  -a, --all      also list provenance, the LL128 reason and refitted models\n"
-            "  --agreement    instead, count the sizes (4 per octave) where both tables choose\n"
-            "                 the same algorithm, protocol and channels, per collective\n"
-            "  --min-bytes SIZE, --max-bytes SIZE  its range (default 1K to 64M)\n"
-            "  -h, --help     show this help\n\n"
-            "Exit status: 0 the decisions are equal, 1 they differ, 2 usage error or a table\n"
-            "that does not load.\n");
+    fprintf(
+        out,
+        "usage: ccltune diff [--threshold F] [--all] [--fail-on any|significant] OLD.yaml "
+        "NEW.yaml\n"
+        "       ccltune diff --agreement [--min-bytes SIZE] [--max-bytes SIZE] A.yaml B.yaml\n\n"
+        "Say what changed between two tuning tables, one line per change:\n"
+        "  allreduce, 8 ranks (1 node), 2 MiB–4 MiB: ring/ll → ring/simple, predicted 12 %% "
+        "faster\n"
+        "Decisions are compared size range by size range over both tables' band edges.\n\n"
+        "  --threshold F  list a configuration whose predicted time moved by more than\n"
+        "                 this fraction (default 0.05)\n"
+        "  -a, --all      also list provenance, the LL128 reason and refitted models\n"
+        "  --fail-on WHAT exit 1 for any decision change (any, the default) or only for\n"
+        "                 significant ones (significant: beyond both tables' measured noise)\n"
+        "  --agreement    instead, count the sizes (4 per octave) where both tables choose\n"
+        "                 the same algorithm, protocol and channels, per collective\n"
+        "  --min-bytes SIZE, --max-bytes SIZE  its range (default 1K to 64M)\n"
+        "  -h, --help     show this help\n\n"
+        "The last line counts the decision changes: N significant, M within noise.\n"
+        "Exit status: 0 the decisions are equal, 1 they differ, 2 usage error or a table\n"
+        "that does not load.\n");
 }
 
 static cct_status parse_fraction(const char *text, double *out)
@@ -66,7 +73,8 @@ static void summary(const cct_diff *d, bool all)
     else if (rec)
         printf("; %zu record change%s (provenance, models) not shown, --all lists %s", rec,
                rec == 1 ? "" : "s", rec == 1 ? "it" : "them");
-    printf("\n");
+    printf("\n%zu significant change%s, %zu within noise\n", d->n_significant,
+           d->n_significant == 1 ? "" : "s", d->n_within_noise);
 }
 
 static int print_agreement(const cct_table *a, const cct_table *b, uint64_t lo, uint64_t hi)
@@ -86,11 +94,12 @@ static int print_agreement(const cct_table *a, const cct_table *b, uint64_t lo, 
 
 int cct_cmd_diff(int argc, char **argv)
 {
-    enum { OPT_THRESHOLD = 256, OPT_AGREEMENT, OPT_MIN_BYTES, OPT_MAX_BYTES };
+    enum { OPT_THRESHOLD = 256, OPT_AGREEMENT, OPT_MIN_BYTES, OPT_MAX_BYTES, OPT_FAIL_ON };
     static const struct option options[] = {
         {"threshold", required_argument, NULL, OPT_THRESHOLD},
         {"all", no_argument, NULL, 'a'},
         {"agreement", no_argument, NULL, OPT_AGREEMENT},
+        {"fail-on", required_argument, NULL, OPT_FAIL_ON},
         {"min-bytes", required_argument, NULL, OPT_MIN_BYTES},
         {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
         {"help", no_argument, NULL, 'h'},
@@ -98,7 +107,7 @@ int cct_cmd_diff(int argc, char **argv)
     };
     cct_diff_options opt;
     cct_diff_options_default(&opt);
-    bool all = false, agreement = false;
+    bool all = false, agreement = false, only_significant = false;
     uint64_t min_bytes = 1024, max_bytes = 64u << 20;
     cct_error perr;
     optind = 1;
@@ -118,6 +127,12 @@ int cct_cmd_diff(int argc, char **argv)
                                            "--threshold wants a fraction >= 0 such as 0.05, not "
                                            "'%s'",
                                            optarg);
+            break;
+        case OPT_FAIL_ON:
+            if (strcmp(optarg, "any") != 0 && strcmp(optarg, "significant") != 0)
+                return cct_cli_usage_error(NAME, "--fail-on wants any or significant, not '%s'",
+                                           optarg);
+            only_significant = strcmp(optarg, "significant") == 0;
             break;
         case OPT_AGREEMENT:
             agreement = true;
@@ -169,7 +184,8 @@ int cct_cmd_diff(int argc, char **argv)
         if (d.changes[i].level != CCT_DIFF_RECORD || all)
             printf("%s\n", d.changes[i].text);
     summary(&d, all);
-    int status = cct_diff_decisions_equal(&d) ? CCT_EXIT_OK : CCT_EXIT_FAIL;
+    bool same = only_significant ? cct_diff_no_significant(&d) : cct_diff_decisions_equal(&d);
+    int status = same ? CCT_EXIT_OK : CCT_EXIT_FAIL;
     cct_diff_destroy(&d);
     return status;
 }

@@ -120,7 +120,7 @@ static size_t overrides(const cct_table *t, uint64_t max_bytes)
 }
 
 static double agreement(const char *a, const char *b, uint64_t max_bytes, bool no_cycles,
-                        size_t *n_override)
+                        size_t *n_override, cct_diff *diff)
 {
     cct_table ta, tb;
     fit(a, no_cycles, &ta);
@@ -131,6 +131,8 @@ static double agreement(const char *a, const char *b, uint64_t max_bytes, bool n
     assert_true(ag.sizes > 0);
     if (n_override)
         *n_override = overrides(&ta, max_bytes) + overrides(&tb, max_bytes);
+    if (diff)
+        assert_int_equal(cct_table_diff(&ta, &tb, NULL, diff, &err), CCT_OK);
     cct_table_destroy(&ta);
     cct_table_destroy(&tb);
     return (double)ag.agree / (double)ag.sizes;
@@ -158,8 +160,8 @@ static void test_split_cycles_agree(void **state)
         split_store(rec, even, 0);
         split_store(rec, odd, 1);
         size_t over = 0;
-        double a = agreement(even, odd, cases[i].max_bytes, false, &over);
-        double s = agreement(even, odd, cases[i].max_bytes, true, NULL);
+        double a = agreement(even, odd, cases[i].max_bytes, false, &over, NULL);
+        double s = agreement(even, odd, cases[i].max_bytes, true, NULL, NULL);
         print_message("%s split by cycles: %.1f %% of sizes decided the same (statistics only: "
                       "%.1f %%), %zu overriding decisions\n",
                       cases[i].store, 100.0 * a, 100.0 * s, over);
@@ -206,11 +208,15 @@ static void test_retunes_agree(void **state)
         local_copy(ra, dir, "a.db", a, sizeof a);
         local_copy(rb, dir, "b.db", b, sizeof b);
         size_t over = 0;
-        double ag = agreement(a, b, cases[i].max_bytes, false, &over);
-        double st = agreement(a, b, cases[i].max_bytes, true, NULL);
+        cct_diff d;
+        double ag = agreement(a, b, cases[i].max_bytes, false, &over, &d);
+        double st = agreement(a, b, cases[i].max_bytes, true, NULL, NULL);
         print_message("%s vs %s: %.1f %% of sizes decided the same (statistics only: %.1f %%), "
-                      "%zu overriding decisions\n",
-                      cases[i].a, cases[i].b, 100.0 * ag, 100.0 * st, over);
+                      "%zu overriding decisions; diff: %zu significant changes, %zu within "
+                      "noise\n",
+                      cases[i].a, cases[i].b, 100.0 * ag, 100.0 * st, over, d.n_significant,
+                      d.n_within_noise);
+        cct_diff_destroy(&d);
         assert_true(ag >= cases[i].at_least);
         assert_true(ag > st);
         assert_true(over > 0);

@@ -95,7 +95,7 @@ static void split_store(const char *src, const char *dst, int parity)
     cct_store_close(out);
 }
 
-static void fit(const char *store_path, bool no_cycles, cct_table *t)
+static void fit_as(const char *store_path, bool no_cycles, bool argmin, cct_table *t)
 {
     cct_store *st = NULL;
     cct_error err;
@@ -103,9 +103,29 @@ static void fit(const char *store_path, bool no_cycles, cct_table *t)
     cct_fit_table_options o;
     cct_fit_table_options_default(&o);
     o.no_cycles = no_cycles;
+    o.argmin = argmin;
     if (cct_fit_table_from_store(st, &o, t, NULL, &err) != CCT_OK)
         fail_msg("%s: %s", store_path, err.msg);
     cct_store_close(st);
+}
+
+static void fit(const char *store_path, bool no_cycles, cct_table *t)
+{
+    fit_as(store_path, no_cycles, false, t);
+}
+
+/* Agreement of the per-size argmin tables of two stores. */
+static double argmin_agreement(const char *a, const char *b, uint64_t max_bytes)
+{
+    cct_table ta, tb;
+    fit_as(a, false, true, &ta);
+    fit_as(b, false, true, &tb);
+    cct_agreement ag;
+    cct_error err;
+    assert_int_equal(cct_table_agreement(&ta, &tb, 1024, max_bytes, 4, &ag, &err), CCT_OK);
+    cct_table_destroy(&ta);
+    cct_table_destroy(&tb);
+    return (double)ag.agree / (double)ag.sizes;
 }
 
 /* Sizes (of the 4 per octave over [1 KiB, max_bytes]) where t overrides NCCL's choice. */
@@ -211,11 +231,13 @@ static void test_retunes_agree(void **state)
         cct_diff d;
         double ag = agreement(a, b, cases[i].max_bytes, false, &over, &d);
         double st = agreement(a, b, cases[i].max_bytes, true, NULL, NULL);
-        print_message("%s vs %s: %.1f %% of sizes decided the same (statistics only: %.1f %%), "
-                      "%zu overriding decisions; diff: %zu significant changes, %zu within "
-                      "noise\n",
-                      cases[i].a, cases[i].b, 100.0 * ag, 100.0 * st, over, d.n_significant,
-                      d.n_within_noise);
+        double am = argmin_agreement(a, b, cases[i].max_bytes);
+        print_message("%s vs %s: %.1f %% of sizes decided the same (statistics only: %.1f %%, "
+                      "per-size argmin: %.1f %%), %zu overriding decisions; diff: %zu "
+                      "significant changes, %zu within noise\n",
+                      cases[i].a, cases[i].b, 100.0 * ag, 100.0 * st, 100.0 * am, over,
+                      d.n_significant, d.n_within_noise);
+        assert_true(ag > am); /* more stable than the naive peer */
         cct_diff_destroy(&d);
         assert_true(ag >= cases[i].at_least);
         assert_true(ag > st);
@@ -226,11 +248,70 @@ static void test_retunes_agree(void **state)
     }
 }
 
+/* The argmin table of a recorded store chooses, at every measured size, the configuration
+ * with the smallest measured median there (NCCL's own choice when its default or the forced
+ * twin of its choice is the fastest), and never LL128 where the store's verdict forbids it. */
+static void test_argmin_is_fastest_measured(void **state)
+{
+    (void)state;
+    char store[1024];
+    path_of(store, sizeof store, "tests/data/h200/run-2026-11-29c/tune-4.db");
+    cct_table t;
+    fit_as(store, false, true, &t);
+    assert_false(t.ll128_allowed);
+    cct_store *st = NULL;
+    cct_error err;
+    cct_point *pts = NULL;
+    size_t n = 0, checked = 0, overriding = 0;
+    assert_int_equal(cct_store_open(store, true, &st, &err), CCT_OK);
+    assert_int_equal(cct_store_load_points(st, NULL, 0, &pts, &n, &err), CCT_OK);
+    for (size_t i = 0; i < n; i++) {
+        const cct_point *d = &pts[i];
+        if (d->cfg.algo != CCT_DEFAULT || d->cfg.align || d->in_place || d->cfg.buffsize ||
+            d->status != CCT_POINT_OK || !cct_point_is_plain(d))
+            continue;
+        double best = d->stats.median_us;
+        const cct_point *win = NULL;
+        for (size_t j = 0; j < n; j++) {
+            const cct_point *p = &pts[j];
+            if (p->cfg.coll == d->cfg.coll && p->bytes == d->bytes && p->cfg.algo >= 0 &&
+                !p->cfg.align && !p->in_place && !p->cfg.buffsize && !p->cfg.ll_buffsize &&
+                !p->cfg.ll128_buffsize && p->status == CCT_POINT_OK && cct_point_is_plain(p) &&
+                p->cfg.proto != CCT_PROTO_LL128 && p->stats.median_us < best) {
+                best = p->stats.median_us;
+                win = p;
+            }
+        }
+        const cct_section *s =
+            cct_table_find_section(&t, d->cfg.coll, d->cfg.ranks, d->cfg.nodes, 1, 0);
+        assert_non_null(s);
+        const cct_rule *r = cct_section_lookup(s, d->bytes);
+        bool nccl = !win || (win->cfg.channels == 0 && win->cfg.algo == d->nccl_algo &&
+                             win->cfg.proto == d->nccl_proto);
+        if (nccl) {
+            assert_int_equal(r->algo, d->nccl_algo);
+            assert_int_equal(r->proto, d->nccl_proto);
+            assert_int_equal(r->channels, 0);
+        } else {
+            assert_int_equal(r->algo, win->cfg.algo);
+            assert_int_equal(r->proto, win->cfg.proto);
+            assert_int_equal(r->channels, win->cfg.channels);
+            overriding++;
+        }
+        checked++;
+    }
+    assert_true(checked > 50 && overriding > 10);
+    free(pts);
+    cct_store_close(st);
+    cct_table_destroy(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_cycles_agree),
         cmocka_unit_test(test_retunes_agree),
+        cmocka_unit_test(test_argmin_is_fastest_measured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,64 @@ static void fit_as(const char *store_path, bool no_cycles, bool argmin, cct_tabl
 static void fit(const char *store_path, bool no_cycles, cct_table *t)
 {
     fit_as(store_path, no_cycles, false, t);
+}
+
+/* Table t judged by another store's measurements: the geometric mean over every size where
+ * that store timed NCCL's default (aligned, out of place, default buffers) of t_default /
+ * t_choice, the choice's median at that size (1 where t leaves NCCL's choice; sizes where the
+ * store did not time t's choice are skipped). */
+static double judged_gain(const cct_table *t, const char *store_path)
+{
+    cct_store *st = NULL;
+    cct_error err;
+    cct_point *p = NULL;
+    size_t n = 0, k = 0;
+    assert_int_equal(cct_store_open(store_path, true, &st, &err), CCT_OK);
+    assert_int_equal(cct_store_load_points(st, NULL, 0, &p, &n, &err), CCT_OK);
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const cct_point *d = &p[i];
+        if (d->cfg.algo != CCT_DEFAULT || d->cfg.align || d->in_place || d->cfg.buffsize ||
+            d->status != CCT_POINT_OK || !cct_point_is_plain(d))
+            continue;
+        const cct_section *s =
+            cct_table_find_section(t, d->cfg.coll, d->cfg.ranks, d->cfg.nodes, 1, 0);
+        const cct_rule *r = s ? cct_section_lookup(s, d->bytes) : NULL;
+        if (!r)
+            continue;
+        double tc = NAN;
+        if (r->channels == 0 && r->algo == d->nccl_algo && r->proto == d->nccl_proto)
+            tc = d->stats.median_us;
+        for (size_t j = 0; isnan(tc) && j < n; j++) {
+            const cct_point *q = &p[j];
+            if (q->cfg.coll == d->cfg.coll && q->cfg.ranks == d->cfg.ranks &&
+                q->bytes == d->bytes && q->cfg.algo == r->algo && q->cfg.proto == r->proto &&
+                q->cfg.channels == r->channels && !q->cfg.align && !q->in_place &&
+                !q->cfg.buffsize && !q->cfg.ll_buffsize && !q->cfg.ll128_buffsize &&
+                q->status == CCT_POINT_OK && cct_point_is_plain(q))
+                tc = q->stats.median_us;
+        }
+        if (isnan(tc))
+            continue;
+        sum += log(d->stats.median_us / tc);
+        k++;
+    }
+    free(p);
+    cct_store_close(st);
+    assert_true(k > 0);
+    return exp(sum / (double)k);
+}
+
+/* Each store's table judged by the other store: the two geometric means. */
+static void cross_gains(const char *a, const char *b, bool no_cycles, bool argmin, double g[2])
+{
+    cct_table ta, tb;
+    fit_as(a, no_cycles, argmin, &ta);
+    fit_as(b, no_cycles, argmin, &tb);
+    g[0] = judged_gain(&ta, b);
+    g[1] = judged_gain(&tb, a);
+    cct_table_destroy(&ta);
+    cct_table_destroy(&tb);
 }
 
 /* Agreement of the per-size argmin tables of two stores. */
@@ -238,6 +297,13 @@ static void test_retunes_agree(void **state)
                       cases[i].a, cases[i].b, 100.0 * ag, 100.0 * st, 100.0 * am, over,
                       d.n_significant, d.n_within_noise);
         assert_true(ag > am); /* more stable than the naive peer */
+        double gn[2], gs[2], ga[2];
+        cross_gains(a, b, false, false, gn);
+        cross_gains(a, b, true, false, gs);
+        cross_gains(a, b, false, true, ga);
+        print_message("  each table judged by the other store: %.3f / %.3f x NCCL's default "
+                      "(statistics only %.3f / %.3f, argmin %.3f / %.3f)\n",
+                      gn[0], gn[1], gs[0], gs[1], ga[0], ga[1]);
         cct_diff_destroy(&d);
         assert_true(ag >= cases[i].at_least);
         assert_true(ag > st);

@@ -561,12 +561,56 @@ static bool band_has_evidence(const ctx *x, const band *b, double *lg, double *s
 /* Settle the bands, then hand every band whose configuration does not beat NCCL's default
  * with evidence back to NCCL (those sizes kept: never absorbed again) and settle again,
  * until every band other than NCCL's choice has its evidence.  Returns the number of bands. */
+/* With per-cycle samples: two neighbouring bands of two configurations become one when the
+ * configuration first in the tie order (NCCL's choice at the pair's middle size) is not
+ * clearly slower than the other over the other band's sizes (their cycles pooled, threshold
+ * the larger of paired_tie and the band's mean noise floor) and was measured at every one of
+ * them.  Returns whether a band changed hands (the bands must be settled again). */
+static bool merge_equal_neighbours(const ctx *x, size_t *win, const bool *kept, const band *bands,
+                                   size_t nb)
+{
+    if (!x->opt->cycles)
+        return false;
+    for (size_t k = 0; k + 1 < nb; k++) {
+        const band *l = &bands[k], *r = &bands[k + 1];
+        if (l->conf == x->def || r->conf == x->def)
+            continue;
+        int da = -1, dp = -1;
+        default_choice(x, x->grid[l->i1], &da, &dp);
+        const cct_dconf *cl = &x->sec->conf[l->conf], *cr = &x->sec->conf[r->conf];
+        bool left_first = cct_decide_tie_order(&cl->cfg, &cr->cfg, da, dp) < 0;
+        const band *other = left_first ? r : l;
+        const cct_dconf *keep = left_first ? cl : cr, *lose = left_first ? cr : cl;
+        size_t n = 0;
+        double noise = 0.0;
+        bool all = true;
+        for (size_t i = other->i0; i <= other->i1 && all; i++) {
+            size_t m = pair_at(x, keep, lose, x->grid[i], x->pool + n);
+            all = m >= 2 && !kept[i];
+            n += m;
+            noise += x->noise[i];
+        }
+        if (!all)
+            continue;
+        noise /= (double)(other->i1 - other->i0 + 1);
+        cct_gain_est g = cct_gain_estimate(x->pool, n); /* log(t_keep / t_lose) */
+        if (cct_clearly_slower(&g, x->pool, noise, x->opt->paired_tie))
+            continue;
+        for (size_t i = other->i0; i <= other->i1; i++)
+            win[i] = left_first ? l->conf : r->conf;
+        return true;
+    }
+    return false;
+}
+
 static size_t decide_bands(const ctx *x, size_t *win, bool *kept, band *bands, double *scratch)
 {
     for (;;) {
         size_t nb = settle_bands(x, win, kept, bands);
         if (x->def == SIZE_MAX)
             return nb;
+        if (merge_equal_neighbours(x, win, kept, bands, nb))
+            continue;
         bool changed = false;
         for (size_t k = 0; k < nb; k++) {
             const band *b = &bands[k];

@@ -312,6 +312,37 @@ static void test_equal_candidates_resolved_by_order(void **state)
     free(s);
 }
 
+/* Per size, the tie set is taken relative to the best; two neighbouring bands are compared
+ * with each other.  Below 64 KiB tree/simple with 2 channels wins (30 % over NCCL; 64 channels
+ * only 10 %); above, ring/ll with 64 channels is best (60 %), tree/simple/64 within the tie of
+ * it (50 %) and tree/simple/2 not (40 %), so the sizes pick tree/simple/64.  Over the upper
+ * sizes tree/simple/2 is within the tie of tree/simple/64 and first in the order (fewer
+ * channels): the two bands become one tree/simple/2 band. */
+static void test_equal_neighbour_bands_merge(void **state)
+{
+    (void)state;
+    synth *s = malloc(sizeof *s);
+    make(s, 0.01, 0.0, 0.0);
+    static const double drift[CYC] = {1.0, 1.05, 0.97, 1.02};
+    for (int i = 0; i < NS; i++) {
+        uint64_t n = (uint64_t)4096 << i;
+        double t = ft_line(20.0, 3.0, n);
+        bool upper = i >= NS / 2;
+        add(s, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 2, n, t / (upper ? 1.40 : 1.30), drift);
+        add(s, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 64, n, t / (upper ? 1.50 : 1.10), drift);
+        add(s, CCT_ALGO_RING, CCT_PROTO_LL, 64, n, t / (upper ? 1.60 : 1.05), drift);
+    }
+    cct_cycles_sort(&s->cyc);
+    cct_table t;
+    const cct_section *sec = decide(s, &t);
+    assert_int_equal(sec->n_rules, 1);
+    assert_int_equal(sec->rules[0].algo, CCT_ALGO_TREE);
+    assert_int_equal(sec->rules[0].channels, 2);
+    cct_table_destroy(&t);
+    cct_cycles_free(&s->cyc);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -324,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_clear_gain_taken_with_evidence),
         cmocka_unit_test(test_gain_within_aa_noise_refused),
         cmocka_unit_test(test_equal_candidates_resolved_by_order),
+        cmocka_unit_test(test_equal_neighbour_bands_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,27 +25,26 @@ static const char *const NAME = "diff";
 
 static void usage(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: ccltune diff [--threshold F] [--all] [--fail-on any|significant] OLD.yaml "
-        "NEW.yaml\n"
-        "       ccltune diff --agreement [--min-bytes SIZE] [--max-bytes SIZE] A.yaml B.yaml\n\n"
-        "Say what changed between two tuning tables, one line per change:\n"
-        "  allreduce, 8 ranks (1 node), 2 MiB–4 MiB: ring/ll → ring/simple, predicted 12 %% "
-        "faster\n"
-        "Decisions are compared size range by size range over both tables' band edges.\n\n"
-        "  --threshold F  list a configuration whose predicted time moved by more than\n"
-        "                 this fraction (default 0.05)\n"
-        "  -a, --all      also list provenance, the LL128 reason and refitted models\n"
-        "  --fail-on WHAT exit 1 for any decision change (any, the default) or only for\n"
-        "                 significant ones (significant: beyond both tables' measured noise)\n"
-        "  --agreement    instead, count the sizes (4 per octave) where both tables choose\n"
-        "                 the same algorithm, protocol and channels, per collective\n"
-        "  --min-bytes SIZE, --max-bytes SIZE  its range (default 1K to 64M)\n"
-        "  -h, --help     show this help\n\n"
-        "The last line counts the decision changes: N significant, M within noise.\n"
-        "Exit status: 0 the decisions are equal, 1 they differ, 2 usage error or a table\n"
-        "that does not load.\n");
+    fprintf(out,
+            "usage: ccltune diff [--threshold F] [--all] [--fail-on any|significant]\n"
+            "                    OLD.yaml NEW.yaml\n"
+            "       ccltune diff --agreement [--min-bytes N] [--max-bytes N] A.yaml B.yaml\n\n"
+            "Say what changed between two tuning tables, one line per change:\n"
+            "  allreduce, 8 ranks (1 node), 2 MiB–4 MiB: ring/ll → ring/simple, predicted 12 %% "
+            "faster\n"
+            "Decisions are compared size range by size range over both tables' band edges.\n\n"
+            "  --threshold F  list a configuration whose predicted time moved by more than\n"
+            "                 this fraction (default 0.05)\n"
+            "  -a, --all      also list provenance, the LL128 reason and refitted models\n"
+            "  --fail-on WHAT exit 1 for any decision change (any, the default) or only for\n"
+            "                 significant ones (beyond both tables' measured noise)\n"
+            "  --agreement    instead, count the sizes (4 per octave) where both tables choose\n"
+            "                 the same algorithm, protocol and channels, per collective\n"
+            "  --min-bytes N, --max-bytes N  its range of sizes (default 1K to 64M)\n"
+            "  -h, --help     show this help\n\n"
+            "The last line counts the decision changes: N significant, M within noise.\n"
+            "Exit status: 0 the decisions are equal, 1 they differ, 2 usage error or a table\n"
+            "that does not load.\n");
 }
 
 static cct_status parse_fraction(const char *text, double *out)

@@ -17,25 +17,23 @@
 
 static void help(FILE *out)
 {
-    fprintf(
-        out,
-        "usage: ccltune fit [--store DB] [--run N]... [-o TABLE.yaml] [OPTIONS]\n\n"
-        "Fit a latency/bandwidth model to every measured configuration and write the table\n"
-        "of decisions (best configuration per size band) for every collective and topology.\n"
-        "The same store and runs always produce byte-identical output.\n\n"
-        "  --store DB            measurement store [measurements.db]\n"
-        "  --run N               use run N (repeatable) [every run in the store]\n"
-        "  -o, --output FILE     write the table here (atomically) [stdout]\n"
-        "  --tie X               configurations within X of the fastest are tied [0.05]\n"
-        "  --min-band F          interior bands span at least a factor F of sizes [2]\n"
-        "  --worst-case-align    decide for the worst measured buffer alignment\n"
-        "  --ll128 auto|yes|no   allow LL128 rules [auto: the run's LL128 verdict]\n"
-        "  --note TEXT           provenance note\n"
-        "  --cc X.Y              the GPU's compute capability, for imported runs that lack it\n"
-        "  --accuracy            print model accuracy (in-sample and cross-validated)\n"
-        "  --argmin              write the per-size argmin table instead (the fastest measured\n"
-        "                        configuration at each size, as NCCL's example tuner script\n"
-        "                        builds it): the naive peer to bench the fitter's table against\n");
+    fprintf(out,
+            "usage: ccltune fit [--store DB] [--run N]... [-o TABLE.yaml] [OPTIONS]\n\n"
+            "Fit a latency/bandwidth model to every measured configuration and write the table\n"
+            "of decisions (best configuration per size band) for every collective and topology.\n"
+            "The same store and runs always produce byte-identical output.\n\n"
+            "  --store DB            measurement store [measurements.db]\n"
+            "  --run N               use run N (repeatable) [every run in the store]\n"
+            "  -o, --output FILE     write the table here (atomically) [stdout]\n"
+            "  --tie X               configurations within X of the fastest are tied [0.05]\n"
+            "  --min-band F          interior bands span at least a factor F of sizes [2]\n"
+            "  --worst-case-align    decide for the worst measured buffer alignment\n"
+            "  --ll128 auto|yes|no   allow LL128 rules [auto: the run's LL128 verdict]\n"
+            "  --note TEXT           provenance note\n"
+            "  --cc X.Y              the GPU's compute capability, for imported runs that lack it\n"
+            "  --accuracy            print model accuracy (in-sample and cross-validated)\n"
+            "  --argmin              the per-size argmin table instead (fastest measured\n"
+            "                        configuration per size, NCCL's example tuner script)\n");
 }
 
 int cct_cmd_fit(int argc, char **argv)
@@ -50,8 +48,8 @@ int cct_cmd_fit(int argc, char **argv)
                                          {"note", required_argument, NULL, 'n'},
                                          {"accuracy", no_argument, NULL, 'a'},
                                          {"cc", required_argument, NULL, 'c'},
-                                         {"argmin", no_argument, NULL, 'm'},
                                          {"help", no_argument, NULL, 'h'},
+                                         {"argmin", no_argument, NULL, 'm'},
                                          {NULL, 0, NULL, 0}};
     const char *store_path = "measurements.db", *out_path = NULL;
     bool accuracy = false;

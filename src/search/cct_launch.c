@@ -56,7 +56,9 @@ cct_status cct_search_find_plugin(const char *explicit_path, char *out, size_t l
     char *slash = strrchr(exe, '/');
     if (slash)
         *slash = '\0';
-    static const char *const rel[] = {"plugin", "../lib", "../lib64", "../lib/x86_64-linux-gnu"};
+    /* build tree: src/cli/ccltune beside src/plugin/; installed: bin/ beside lib/ */
+    static const char *const rel[] = {"../plugin", "plugin", "../lib", "../lib64",
+                                      "../lib/x86_64-linux-gnu"};
     for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
         char cand[PATH_MAX + 64];
         snprintf(cand, sizeof cand, "%s/%s/libnccl-tuner-ccltune.so", exe, rel[i]);

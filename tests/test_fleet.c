@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cct_fleet.h"
 #include "cli_test_util.h"
@@ -210,6 +211,17 @@ static void listing(void **state)
     assert_string_equal(names[1], "a.YML");
     assert_string_equal(names[2], "b.yaml");
     cct_fleet_list_free(names, n);
+    /* what is a folder of tables: a directory not named like a table */
+    assert_true(cct_fleet_is_folder(dir));
+    char sub[4096];
+    snprintf(sub, sizeof sub, "%s/", dir);
+    assert_true(cct_fleet_is_folder(sub));
+    snprintf(sub, sizeof sub, "%s/b.yaml", dir);
+    assert_false(cct_fleet_is_folder(sub)); /* a file */
+    snprintf(sub, sizeof sub, "%s/looks-like.yaml", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    assert_false(cct_fleet_is_folder(sub)); /* meant as one table: refused as one */
+    rmdir(sub);
     char missing[4096];
     snprintf(missing, sizeof missing, "%s/absent", dir);
     assert_int_not_equal(cct_fleet_list(missing, &names, &n, &err), CCT_OK);

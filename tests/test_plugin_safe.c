@@ -3,8 +3,7 @@
  * CCLTUNE_TABLE, as a training job would.
  *
  * Refused files: communicators initialise, exactly one WARN for the process names the file
- * and the rule ("PATH: unsafe file (rule mode): ...") -- a folder is read as a folder of
- * tables, and these hold none -- no call is changed (NCCL's defaults),
+ * and the rule ("PATH: unsafe file (rule mode): ..."), no call is changed (NCCL's defaults),
  * and under CCLTUNE_STRICT=1 every init fails.  Accepted files: no WARN and the table's
  * choice is applied.  With CCLTUNE_TABLE_UNSAFE_OK=1 a waivable file is used, with one WARN
  * saying which rule was waived; the others stay refused.  An alarm turns a hang (a FIFO
@@ -75,11 +74,8 @@ static int check_case(const sf_case *c, mode m)
     int warns = tu_log_count(NCCL_LOG_WARN, NULL);
     int want = !c->rule ? 0 : (m == STRICT ? 2 : 1); /* strict: one per failed init */
     const char *line = tu_log_find(NCCL_LOG_WARN, c->path);
-    /* a folder is a folder of tables for the plugin: these hold none */
-    bool folder = c->detail && strstr(c->detail, "directory");
-    const char *rule = folder ? "folder holds no *.yaml table" : c->rule;
-    bool named = !c->rule ||
-                 (line && strstr(line, rule) && (folder || !c->detail || strstr(line, c->detail)));
+    bool named =
+        !c->rule || (line && strstr(line, c->rule) && (!c->detail || strstr(line, c->detail)));
     if (m == WAIVED && c->rule && c->waivable)
         named = named && line && strstr(line, "used anyway because CCLTUNE_TABLE_UNSAFE_OK=1");
     if (warns != want || tu_log_count(NCCL_LOG_WARN, c->path) != want || !named) {

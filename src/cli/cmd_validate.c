@@ -15,7 +15,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 
 #include "cct_cli.h"
 #include "cct_constants.h"
@@ -149,9 +148,8 @@ int cct_cmd_validate(int argc, char **argv)
         return cct_cli_usage_error(NAME, "no table given");
     int status = CCT_EXIT_OK;
     for (int i = optind; i < argc; i++) {
-        struct stat st;
         cct_table t;
-        if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (cct_fleet_is_folder(argv[i])) {
             if (!check_folder(argv[i], quiet))
                 status = CCT_EXIT_FAIL;
         } else if (check_file(argv[i], quiet, &t)) {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 static bool is_table_name(const char *name)
 {
@@ -21,6 +22,18 @@ static bool is_table_name(const char *name)
         return false;
     const char *dot = strrchr(name, '.');
     return dot && (strcasecmp(dot, ".yaml") == 0 || strcasecmp(dot, ".yml") == 0);
+}
+
+bool cct_fleet_is_folder(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+        return false;
+    size_t len = strlen(path);
+    while (len > 1 && path[len - 1] == '/')
+        len--;
+    return !(len >= 5 && strncasecmp(path + len - 5, ".yaml", 5) == 0) &&
+           !(len >= 4 && strncasecmp(path + len - 4, ".yml", 4) == 0);
 }
 
 static int by_name(const void *a, const void *b)

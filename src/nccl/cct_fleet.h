@@ -28,6 +28,10 @@
 /* At most this many tables in a folder; further files are refused by cct_fleet_list. */
 #define CCT_FLEET_MAX_FILES 256
 
+/* Whether path names a folder of tables: a directory (links followed) whose own name does
+ * not end in .yaml/.yml -- such a path is meant as one table, and is refused as one. */
+bool cct_fleet_is_folder(const char *path);
+
 /* The names (not paths) of dir's *.yaml and *.yml entries, hidden ones skipped, sorted
  * bytewise; *names is malloc'ed (cct_fleet_list_free).  Fails when dir cannot be read or
  * holds more than CCT_FLEET_MAX_FILES tables. */

@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #include "cct_fleet.h"
 #include "cct_safe_file.h"
@@ -73,8 +72,7 @@ static void load_table(cct_pstate *ps)
         return;
     }
     strcpy(ps->path, path);
-    struct stat st_dir;
-    if (stat(ps->path, &st_dir) == 0 && S_ISDIR(st_dir.st_mode)) {
+    if (cct_fleet_is_folder(ps->path)) {
         cct_pstate_load_folder(ps);
         return;
     }

@@ -67,6 +67,8 @@ static void print_json(const cct_doctor_report *r)
     json_string(stdout, r->tuner.path);
     printf(", \"ours\": %s, \"tried\": ", r->tuner.ours ? "true" : "false");
     json_string(stdout, r->tuner.tried);
+    printf(", \"own\": ");
+    json_string(stdout, r->own_plugin);
     printf("},\n \"gpu\": {\"name\": ");
     json_string(stdout, r->gpu);
     printf(", \"cc\": %d},\n \"table\": {\"path\": ", r->cc);

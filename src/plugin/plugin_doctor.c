@@ -90,6 +90,8 @@ static void check_plugin(const cct_doctor_opts *o, cct_doctor_report *r)
                  "NCCL_TUNER_PLUGIN=%s",
                  dir, o->own_plugin);
     }
+    if (o->own_plugin)
+        add(r, "plugin", CCT_DOC_INFO, "this ccltune's own plugin: %s", o->own_plugin);
     if (t->disabled) {
         add(r, "plugin", CCT_DOC_FAIL, "NCCL_TUNER_PLUGIN=none: NCCL loads no tuner%s", hint);
     } else if (!t->found) {
@@ -441,6 +443,7 @@ cct_status cct_doctor_run(const cct_doctor_opts *o, cct_doctor_report *r, cct_er
     memset(r, 0, sizeof *r);
     r->applies = true;
     r->table_status = "none";
+    r->own_plugin = o->own_plugin;
     check_nccl(o, r);
     check_plugin(o, r);
     cct_gpu_facts g;

@@ -46,6 +46,7 @@ typedef struct cct_doctor_opts {
 } cct_doctor_opts;
 
 typedef struct cct_doctor_report {
+    const char *own_plugin; /* opts->own_plugin, borrowed; NULL when unknown */
     cct_nccl_lib nccl;
     int nccl_abi; /* the newest tuner ABI that release looks up */
     cct_tuner_lib tuner;

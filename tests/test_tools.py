@@ -8,7 +8,8 @@ names a missing package and goes on, never calls apt-get, and says where the tab
 plots and the plugin are.  tools/install-deps.sh with the same stand-ins: nothing runs when
 every package is installed; missing ones are named without root or sudo, installed with
 sudo or as root (CCLTUNE_AS_UID, CCLTUNE_SUDO).  `ccltune tune` without gnuplot on PATH:
-a warning and the table, an error with --plots.  tools/test-counts.py,
+a warning and the table, an error with --plots.  `ccltune probe --json` without a GPU:
+JSON with the error.  tools/test-counts.py,
 CI's last lines, on meson test logs made here: passes, failures and skips are counted, and
 a build whose tests never ran counts one failure.  (tools/check-tree-size.py and
 tools/check-layers.py have their own tests; tools/nvlink_questions.py too.)
@@ -166,6 +167,26 @@ class TuneWithoutGnuplot(unittest.TestCase):
             self.assertEqual(p.returncode, 1, p.stderr)
             self.assertIn("error: plots: gnuplot not found on PATH", p.stderr)
             self.assertTrue(os.path.exists(os.path.join(d, "b.yaml")))
+
+
+class ProbeJson(unittest.TestCase):
+    """`ccltune probe --json` answers JSON on failure too (no GPU visible here)."""
+
+    def test_failure_is_json(self):
+        exe = os.path.join(BUILD, "src", "cli", "ccltune")
+        if not os.path.exists(exe):
+            self.skipTest("no ccltune in %s" % BUILD)
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES="")  # no GPU, even on a GPU box
+        p = subprocess.run([exe, "probe", "--json"], env=env, capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(p.returncode, 1, p.stdout)
+        doc = json.loads(p.stdout)
+        self.assertEqual(doc["ok"], False)
+        self.assertTrue(doc["error"])
+        self.assertIn("ccltune probe: error: " + doc["error"], p.stderr)
+        # without --json: the error only, nothing on stdout
+        p = subprocess.run([exe, "probe"], env=env, capture_output=True, text=True, timeout=120)
+        self.assertEqual((p.returncode, p.stdout), (1, ""))
 
 
 def write_log(build, results):

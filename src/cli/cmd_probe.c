@@ -3,9 +3,12 @@
  *
  * The verdict depends on the topology the communicator will have, so the same flags as
  * `search` describe it (--ranks, --ranks-per-gpu, --nodes).  Without a GPU the command says
- * so and exits 1: a fingerprint without GPUs would be worthless.
+ * so and exits 1: a fingerprint without GPUs would be worthless.  With --json the answer is
+ * JSON either way: on failure {"ok": false, "error": "..."} on stdout (and the error on
+ * stderr as every command prints it).
  */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -15,6 +18,32 @@
 #if CCT_HAVE_CUDA
 #include "cct_probe.h"
 #endif
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+/* The failure: as JSON on stdout with --json, and as the usual error line on stderr. */
+static int probe_fail(bool json, const char *msg)
+{
+    if (json) {
+        printf("{\"ok\": false, \"error\": ");
+        json_string(stdout, msg);
+        printf("}\n");
+    }
+    return cct_cli_fail("probe", "%s", msg);
+}
 
 static void help(FILE *out)
 {
@@ -27,6 +56,7 @@ static void help(FILE *out)
             "  --ranks N           ranks of the communicator [GPUs x ranks-per-gpu]\n"
             "  --ranks-per-gpu N   rank processes per GPU (joined over sockets) [1]\n"
             "  --nodes N           nodes (MPI runs) [1, or ranks when ranks-per-gpu > 1]\n\n"
+            "With --json a failure is JSON too: {\"ok\": false, \"error\": \"...\"}.\n\n"
             "Exit status: 0 printed, 1 no GPU or NCCL could not be queried, 2 usage error.\n");
 }
 
@@ -38,7 +68,7 @@ int cct_cmd_probe(int argc, char **argv)
                                          {"nodes", required_argument, NULL, 'n'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    int json = 0;
+    bool json = false;
     long ranks = 0, per_gpu = 1, nodes = 0;
     cct_error perr;
     optind = 1;
@@ -47,7 +77,7 @@ int cct_cmd_probe(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (c) {
         case 'j':
-            json = 1;
+            json = true;
             break;
         case 'r':
             if (cct_parse_flag_long("--ranks", optarg, 1, 4096, &ranks, &perr) != CCT_OK)
@@ -74,10 +104,10 @@ int cct_cmd_probe(int argc, char **argv)
     cct_probe_info *info = calloc(1, sizeof *info);
     cct_error err;
     if (!info)
-        return cct_cli_fail("probe", "out of memory");
+        return probe_fail(json, "out of memory");
     if (cct_probe_collect(info, &err) != CCT_OK) {
         free(info);
-        return cct_cli_fail("probe", "%s", err.msg);
+        return probe_fail(json, err.msg);
     }
     int r = ranks ? (int)ranks : info->n_gpus * (int)per_gpu;
     int nn = nodes ? (int)nodes : (per_gpu > 1 ? r : 1);
@@ -88,7 +118,6 @@ int cct_cmd_probe(int argc, char **argv)
     free(info);
     return CCT_EXIT_OK;
 #else
-    (void)json;
-    return cct_cli_fail("probe", "this ccltune was built without CUDA, so it cannot see GPUs");
+    return probe_fail(json, "this ccltune was built without CUDA, so it cannot see GPUs");
 #endif
 }

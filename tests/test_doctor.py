@@ -44,12 +44,29 @@ BODY = """\
 """
 
 
-def table_text(gpu="NVIDIA H200", cc="9.0", nccl="2.28.9", ll128=True):
+def table_text(gpu="NVIDIA H200", cc="9.0", nccl="2.28.9", ll128=True, extra=""):
     return ("ccltune_table: 1\nprovenance:\n  tool: \"ccltune test\"\n"
             "  created: \"2026-11-29T14:00:00Z\"\n  source: \"hand-written\"\n"
             "fingerprint:\n  gpu: \"%s\"\n  cc: \"%s\"\n  gpus_per_node: 8\n  nodes: 1\n"
             "  ranks_per_gpu: 1\n  links: nvlink\n  nccl: \"%s\"\nll128:\n  allowed: %s\n"
-            "collectives:\n%s" % (gpu, cc, nccl, "true" if ll128 else "false", BODY))
+            "collectives:\n%s%s" % (gpu, cc, nccl, "true" if ll128 else "false", BODY, extra))
+
+
+# sections with pipe_ops / reg_buff keys, more specific than those of BODY
+PIPE_OPS_1 = """\
+    - ranks: 8
+      nodes: 1
+      pipe_ops: 1
+      rules:
+        - {min_bytes: 0, max_bytes: inf, algo: ring, proto: simple}
+"""
+REG_BUFF = """\
+    - ranks: 8
+      nodes: 1
+      reg_buff: true
+      rules:
+        - {min_bytes: 0, max_bytes: inf, algo: ring, proto: ll}
+"""
 
 
 class Doctor(unittest.TestCase):
@@ -131,6 +148,31 @@ class Doctor(unittest.TestCase):
             self.assertIn(rule, fails[0])
         self.assertNotIn("simple", fails[0])
         self.assertIn("warn env         NCCL_PROTO=Simple", p.stdout)
+
+    def test_a_shadowed_section_is_judged_on_the_calls_it_serves(self):
+        # a pipe_ops: 1 section takes single calls; BODY's allreduce section still serves
+        # grouped ones, so its LL rules are blocked all the same
+        text = table_text().replace("  allgather:\n", PIPE_OPS_1 + "  allgather:\n")
+        self.table = self.write_table(text, "shadow.yaml")
+        p = self.doctor(env=self.env(NCCL_PROTO="Simple"))
+        self.assertEqual(p.returncode, 1, p.stdout)
+        fails = self.fails(p.stdout)
+        self.assertEqual(len(fails), 1, p.stdout)
+        self.assertIn("4 rules blocked by NCCL_ALGO/NCCL_PROTO", fails[0])
+        self.assertIn("allreduce ranks=8 nodes=1 [0 B, 4 KiB) tree/ll", fails[0])
+
+    def test_reg_buff_section_unused_before_tuner_v4(self):
+        extra = REG_BUFF.replace("    - ranks", "  reducescatter:\n    - ranks", 1)
+        self.table = self.write_table(table_text(nccl="2.23.4", extra=extra), "v3.yaml")
+        p = self.doctor(env=self.env(CCT_FAKE_NCCL_VERSION="22304"))
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertIn("as ncclTunerPlugin_v3", p.stdout)
+        self.assertIn("reducescatter ranks=8 nodes=1 reg_buff=1: no call reaches it with tuner "
+                      "v3", p.stdout)
+        self.assertIn("its 1 rule is never used", p.stdout)
+        p = self.doctor(env=self.env(CCT_FAKE_NCCL_VERSION="22304", NCCL_PROTO="Simple"))
+        # the unreachable LL rule is not counted as blocked: it never runs
+        self.assertIn("4 rules blocked by NCCL_ALGO/NCCL_PROTO", self.fails(p.stdout)[0])
 
     def test_ll128_blocked_by_the_table_verdict(self):
         self.table = self.write_table(table_text(ll128=False), "no-ll128.yaml")

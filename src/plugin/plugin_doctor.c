@@ -282,6 +282,30 @@ typedef struct rule_checks {
     blocked env, ll128, other, capped;
 } rule_checks;
 
+/* A call (numPipeOps, regBuff) that the plugin serves from section s -- a section with
+ * CCT_ANY keys is shadowed by more specific ones for some calls -- or false when every call
+ * goes elsewhere (e.g. a reg_buff section under tuner v3 and older, which pass no regBuff). */
+static bool call_for(const cct_table *t, const cct_section *s, int abi, int *pipe_ops,
+                     int *reg_buff)
+{
+    int max_pipe = 1;
+    for (size_t i = 0; i < t->n_sections; i++)
+        if (t->sections[i].pipe_ops > max_pipe)
+            max_pipe = t->sections[i].pipe_ops;
+    static const int with_reg[] = {0, 1}, without_reg[] = {-1};
+    const int *regs = abi >= 4 ? with_reg : without_reg;
+    size_t n_regs = abi >= 4 ? 2 : 1;
+    for (int p = s->pipe_ops == CCT_ANY ? 1 : s->pipe_ops;
+         p <= (s->pipe_ops == CCT_ANY ? max_pipe + 1 : s->pipe_ops); p++)
+        for (size_t k = 0; k < n_regs; k++)
+            if (cct_table_find_section(t, s->coll, s->ranks, s->nodes, p, regs[k]) == s) {
+                *pipe_ops = p;
+                *reg_buff = regs[k];
+                return true;
+            }
+    return false;
+}
+
 static void check_rules(cct_doctor_report *r, cct_pctx *ctx, const cct_pstate *ps, size_t lo,
                         size_t hi, int abi, rule_checks *rc)
 {
@@ -289,8 +313,16 @@ static void check_rules(cct_doctor_report *r, cct_pctx *ctx, const cct_pstate *p
     int cap = env_channels_cap(&cap_var);
     for (size_t i = lo; i < hi; i++) {
         const cct_section *s = ps->index.ix[i].sec;
-        int pipe_ops = s->pipe_ops == CCT_ANY ? 1 : s->pipe_ops;
-        int reg_buff = s->reg_buff == CCT_ANY ? 0 : s->reg_buff;
+        int pipe_ops, reg_buff;
+        if (!call_for(&ps->table, s, abi, &pipe_ops, &reg_buff)) {
+            char key[128];
+            add(r, "sections", CCT_DOC_WARN,
+                "%s: no call reaches it with tuner v%d (more specific sections, or no regBuff "
+                "before v4); its %zu rule%s never used",
+                cct_section_describe(s, key, sizeof key), abi, s->n_rules,
+                s->n_rules == 1 ? " is" : "s are");
+            continue;
+        }
         for (size_t k = 0; k < s->n_rules; k++) {
             const cct_rule *rule = &s->rules[k];
             float costs[CCT_NUM_ALGOS][CCT_NUM_PROTOS];

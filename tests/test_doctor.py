@@ -180,7 +180,7 @@ class Doctor(unittest.TestCase):
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         fails = self.fails(p.stdout)
         self.assertEqual(len(fails), 1, p.stdout)
-        self.assertIn("1 rule choose LL128, which is not allowed here", fails[0])
+        self.assertIn("1 rule on LL128, which is not allowed here", fails[0])
         self.assertIn("[64 KiB, 1 MiB) ring/ll128", fails[0])
 
     def test_no_plugin_on_the_library_path(self):
@@ -218,7 +218,8 @@ class Doctor(unittest.TestCase):
         # --table names one; the environment lacking it is a warning
         p = self.doctor("--table", self.table, env=env)
         self.assertEqual(p.returncode, 0, p.stdout)
-        self.assertIn("CCLTUNE_TABLE is not set here", p.stdout)
+        self.assertIn("CCLTUNE_TABLE is not set here: a job needs CCLTUNE_TABLE=%s"
+                      % os.path.realpath(self.table), p.stdout)
 
     def test_newer_nccl_picks_v6_and_refuses_the_table(self):
         p = self.doctor(env=self.env(CCT_FAKE_NCCL_VERSION="23007"))
@@ -239,7 +240,7 @@ class Doctor(unittest.TestCase):
         self.assertEqual(p.returncode, 1, p.stdout)
         fails = self.fails(p.stdout)
         self.assertEqual(len(fails), 1, p.stdout)
-        self.assertIn("1 rule ask for more channels than NCCL_MAX_NCHANNELS=8", fails[0])
+        self.assertIn("1 rule over NCCL_MAX_NCHANNELS=8 channels (NCCL caps them)", fails[0])
         self.assertIn("[16 MiB, inf) ring/simple", fails[0])
 
     def test_buffer_size_is_a_warning(self):

@@ -171,9 +171,12 @@ static const cct_pstate *check_table(const cct_doctor_opts *o, cct_doctor_report
                 "checking %s, but this environment's CCLTUNE_TABLE names %s: a job started "
                 "from it loads that one",
                 o->table, job);
-        else if (!job)
+        else if (!job) {
+            char full[4096];
             add(r, "table", CCT_DOC_WARN,
-                "CCLTUNE_TABLE is not set here: a job needs CCLTUNE_TABLE=%s", o->table);
+                "CCLTUNE_TABLE is not set here: a job needs CCLTUNE_TABLE=%s",
+                realpath(o->table, full) ? full : o->table);
+        }
         setenv("CCLTUNE_TABLE", o->table, 1);
     }
     const cct_pstate *ps = cct_pstate_get();
@@ -500,14 +503,13 @@ cct_status cct_doctor_run(const cct_doctor_opts *o, cct_doctor_report *r, cct_er
         if (n == 0)
             add(r, "sections", CCT_DOC_FAIL, "the table has no sections");
         report_blocked(r, &rc.env, "blocked by NCCL_ALGO/NCCL_PROTO (left to NCCL)");
-        report_blocked(r, &rc.ll128, "choose LL128, which is not allowed here (left to NCCL)");
+        report_blocked(r, &rc.ll128, "on LL128, which is not allowed here (left to NCCL)");
         report_blocked(r, &rc.other, "left to NCCL");
         const char *cap_var = NULL;
         int cap = env_channels_cap(&cap_var);
         if (rc.capped.n) {
             char why[96];
-            snprintf(why, sizeof why, "ask for more channels than %s=%d allows (NCCL caps them)",
-                     cap_var, cap);
+            snprintf(why, sizeof why, "over %s=%d channels (NCCL caps them)", cap_var, cap);
             report_blocked(r, &rc.capped, why);
         }
         check_nccl_env(r, &ps.table);

@@ -5,8 +5,10 @@
  * with a message that names the file and contains TEXT (which includes LINE:COLUMN, so a
  * right message at the wrong place fails).  One cmocka test per file, built at run time
  * from the folder, so a failure names the file.  The good side: every file in
- * tests/data/tables/ loads, and so must survive every truncation of itself without a
- * crash or leak (a cheap, deterministic stand-in for the fuzzer).
+ * tests/data/tables/ loads, also after a UTF-8 byte-order mark (which editors write), and
+ * must survive every truncation of itself without a crash or leak (a cheap, deterministic
+ * stand-in for the fuzzer).  A corpus file may itself start with a byte-order mark; its
+ * "# expect:" line follows the mark.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +27,7 @@
 
 #define MIN_BAD_TABLES 35
 #define MAX_FILES 512
+#define BOM "\xEF\xBB\xBF" /* UTF-8 byte-order mark */
 
 static char *read_all(const char *path, size_t *len)
 {
@@ -49,9 +52,10 @@ static void test_bad_table(void **state)
     size_t len;
     char *text = read_all(path, &len);
     const char *tag = "# expect: ";
-    if (strncmp(text, tag, strlen(tag)) != 0)
+    const char *first = text + (strncmp(text, BOM, 3) == 0 ? 3 : 0);
+    if (strncmp(first, tag, strlen(tag)) != 0)
         fail_msg("%s: the first line must be '# expect: LINE:COL: message'", path);
-    const char *start = text + strlen(tag);
+    const char *start = first + strlen(tag);
     size_t elen = strcspn(start, "\n");
     char expected[1024];
     assert_true(elen > 0 && elen < sizeof expected);
@@ -78,11 +82,23 @@ static void test_good_table(void **state)
     if (cct_table_load_file(path, &t, &err) != CCT_OK)
         fail_msg("%s", err.msg);
     assert_true(t.n_sections > 0 || t.constants.present); /* constants-only: "rules off" */
+    size_t n_sections = t.n_sections;
     cct_table_destroy(&t);
 
-    /* every proper prefix is refused or (rarely: a cut at a line end) accepted, never a crash */
     size_t len;
     char *text = read_all(path, &len);
+    /* the same text after a byte-order mark loads to the same table */
+    char *marked = malloc(len + 3);
+    assert_non_null(marked);
+    memcpy(marked, BOM, 3);
+    memcpy(marked + 3, text, len);
+    if (cct_table_load_buffer(marked, len + 3, path, &t, &err) != CCT_OK)
+        fail_msg("after a byte-order mark: %s", err.msg);
+    assert_int_equal(t.n_sections, n_sections);
+    cct_table_destroy(&t);
+    free(marked);
+
+    /* every proper prefix is refused or (rarely: a cut at a line end) accepted, never a crash */
     size_t refused = 0;
     for (size_t cut = 0; cut < len; cut++) {
         char *prefix = malloc(cut + 1); /* exact size, so valgrind sees any over-read */
@@ -96,6 +112,30 @@ static void test_good_table(void **state)
     }
     assert_true(refused > len / 2);
     free(text);
+}
+
+/* A byte-order mark right before the first key is skipped: positions on its line and on
+ * later lines are those an editor shows (it does not count the mark). */
+static void test_bom_positions(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *expected;
+    } cases[] = {
+        {BOM "ccltune_table: 9\n", "<bom>:1:16: unsupported format version 9"},
+        {BOM "ccltune_table: 1\nprovenance: {tool: t, created: c, source: s}\n"
+             "fingerprint: {gpu: g, cc: nine, gpus_per_node: 1, nodes: 1, links: socket, "
+             "nccl: \"2.28.9\"}\n",
+         "<bom>:3:27: 'cc' must be a compute capability"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cct_table t;
+        cct_error err;
+        assert_int_not_equal(
+            cct_table_load_buffer(cases[i].text, strlen(cases[i].text), "<bom>", &t, &err), CCT_OK);
+        if (!strstr(err.msg, cases[i].expected))
+            fail_msg("got:      %s\n  expected: %s", err.msg, cases[i].expected);
+    }
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -150,16 +190,18 @@ int main(void)
                 MIN_BAD_TABLES, n_bad, n_good);
         return 1;
     }
-    struct CMUnitTest *tests = calloc(n_bad + n_good, sizeof *tests);
+    struct CMUnitTest *tests = calloc(n_bad + n_good + 1, sizeof *tests);
     if (!tests)
         return 1;
+    tests[n_bad + n_good] =
+        (struct CMUnitTest){"byte-order mark positions", test_bom_positions, NULL, NULL, NULL};
     for (size_t i = 0; i < n_bad; i++)
         tests[i] =
             (struct CMUnitTest){strrchr(bad[i], '/') + 1, test_bad_table, NULL, NULL, bad[i]};
     for (size_t i = 0; i < n_good; i++)
         tests[n_bad + i] =
             (struct CMUnitTest){strrchr(good[i], '/') + 1, test_good_table, NULL, NULL, good[i]};
-    int failed = _cmocka_run_group_tests("table corpus", tests, n_bad + n_good, NULL, NULL);
+    int failed = _cmocka_run_group_tests("table corpus", tests, n_bad + n_good + 1, NULL, NULL);
     for (size_t i = 0; i < n_bad; i++)
         free(bad[i]);
     for (size_t i = 0; i < n_good; i++)

@@ -321,6 +321,50 @@ static void bad_flags_exit_2(void **state)
     rm_dir(dir);
 }
 
+/* A log that does not say its NCCL version: --nccl gives it, so the fitted table names a
+ * version the plugin can match (the reader refuses "unknown"); a log that says another
+ * version, or a flag that is not a version, is refused. */
+static void nccl_version_flag(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    char *store = join(dir, "m.db"), *table = join(dir, "t.yaml");
+    char *old = tu_path("data/nccl-tests/allgather_2.13.0_two_hosts.txt");
+    char *says = tu_path("data/nccl-tests/allreduce_ring_simple_2.19.txt"); /* 2.28.9 */
+    const char *imp[] = {"import",  "--store", store,    "--coll", "allgather", "--algo", "ring",
+                         "--proto", "simple",  "--nccl", "2.27.3", old,         NULL};
+    run_result r = run_argv(imp);
+    if (r.status != 0)
+        fail_msg("exit %d: %s", r.status, r.err);
+    run_free(&r);
+    const char *fit[] = {"fit", "--store", store, "--cc", "9.0", "-o", table, NULL};
+    r = run_argv(fit);
+    if (r.status != 0)
+        fail_msg("fit: exit %d: %s", r.status, r.err);
+    run_free(&r);
+    cct_table t;
+    cct_error err;
+    assert_int_equal(cct_table_load_file(table, &t, &err), CCT_OK);
+    assert_string_equal(t.fingerprint.nccl, "2.27.3");
+    cct_table_destroy(&t);
+
+    const char *other[] = {"import", "--dry-run", "--store", store, "--nccl", "2.27.3", says, NULL};
+    r = run_argv(other);
+    assert_int_equal(r.status, 1);
+    tu_assert_contains(r.err, "ran NCCL 2.28.9 but --nccl 2.27.3 was given");
+    run_free(&r);
+    const char *bad[] = {"import", "--store", store, "--nccl", "2.28.x", says, NULL};
+    r = run_argv(bad);
+    assert_int_equal(r.status, 2);
+    tu_assert_contains(r.err, "--nccl wants an NCCL version like 2.28.9, not '2.28.x'");
+    run_free(&r);
+    free(old);
+    free(says);
+    free(table);
+    free(store);
+    rm_dir(dir);
+}
+
 static void export_cli(void **state)
 {
     (void)state;
@@ -389,6 +433,7 @@ int main(void)
         cmocka_unit_test(import_into_store),       cmocka_unit_test(options_after_files),
         cmocka_unit_test(samples_reach_the_store), cmocka_unit_test(bad_file_writes_nothing),
         cmocka_unit_test(bad_flags_exit_2),        cmocka_unit_test(export_cli),
+        cmocka_unit_test(nccl_version_flag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

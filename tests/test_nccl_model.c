@@ -224,6 +224,17 @@ static void test_bad_logs(void **s)
                          "sameChannels 1\n",
                        "unknown link type");
     expect_parse_error(P "comm 0x1 rank 0 nRanks 2 nNodes 3 localRanks 1\n", "communicator line");
+    /* numbers a log never prints (found by fuzz_nccl_log): strtod and %lf read them */
+    expect_parse_error(P "  Algorithm   |   Tree   |\n" P
+                         "    AllReduce |  1.0/ inf |  1.0/ 1.0 |  1.0/ 1.0 |\n",
+                       "x.log:2:39: not a finite number");
+    expect_parse_error(P "  Algorithm   |   Tree   |\n" P
+                         "    AllReduce |  1.0/ 1.0 |  1e999/ 1.0 |  1.0/ 1.0 |\n",
+                       "x.log:2:51: not a finite number");
+    expect_parse_error(P "Pattern 4, crossNic 0, nChannels 1, bw inf/1.2, type NVL/PHB, "
+                         "sameChannels 1\n",
+                       "negative or non-finite value");
+    expect_parse_error(P "-3 coll channels, 2 collnet channels\n", "x.log:1:22: channel count");
     /* a table but no graphs */
     char path[4096];
     data_path(path, sizeof path, "data/h200/nccl-tests/all_reduce_2ranks_default.txt");

@@ -57,7 +57,8 @@ static void expect_error(const char *text, const char *message)
 #define HEAD                                                                                       \
     "ccltune_table: 1\n"                                                                           \
     "provenance: {tool: t, created: c, source: s}\n"                                               \
-    "fingerprint: {gpu: g, cc: \"9.0\", gpus_per_node: 1, nodes: 1, links: socket, nccl: n}\n"     \
+    "fingerprint: {gpu: g, cc: \"9.0\", gpus_per_node: 1, nodes: 1, links: socket, nccl: "         \
+    "\"2.28\"}\n"                                                                                  \
     "ll128: {allowed: true}\n"
 
 static void test_full_table_every_field(void **state)
@@ -273,7 +274,8 @@ static void test_positions_semantic(void **state)
     "ccltune_table: 2\n"                                                                           \
     "provenance: {tool: t, measured: \"2026-12-01T10:00:00Z\", source: s,\n"                       \
     "  command: \"ccltune search --channels nccl,1,max\\nccltune search --cycles 8\"}\n"           \
-    "fingerprint: {gpu: g, cc: \"9.0\", gpus_per_node: 4, nodes: 1, links: unknown, nccl: n}\n"    \
+    "fingerprint: {gpu: g, cc: \"9.0\", gpus_per_node: 4, nodes: 1, links: unknown, nccl: "        \
+    "\"2.28.9\"}\n"                                                                                \
     "ll128: {allowed: true}\n"
 
 /* Format 2: provenance `measured` and `command`, rules' `evidence` (numbers or none),

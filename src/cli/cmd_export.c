@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cct_atomic_file.h"
 #include "cct_cli.h"
 #include "cct_export_csv.h"
 #include "cct_table.h"
@@ -37,50 +38,25 @@ static void usage(FILE *out)
                  "error.\n");
 }
 
-/* Export into a temporary file beside path, then rename it over path. */
+/* Export into a temporary file beside path, then rename it over path (cct_atomic_file.h). */
 static int export_to_file(const cct_table *t, const char *source, const char *path)
 {
-    size_t n = strlen(path) + 16;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return cct_cli_fail(NAME, "out of memory");
-    snprintf(tmp, n, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        return cct_cli_fail(NAME, "%s: cannot create a file beside it: %s", path, strerror(e));
-    }
     mode_t mask = umask(0);
     umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0) { /* mkstemp makes 0600; a config is read by others */
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return cct_cli_fail(NAME, "%s: %s", path, strerror(e));
-    }
-    FILE *f = fdopen(fd, "w");
+    cct_atomic_file a;
     cct_error err;
-    int rc = CCT_EXIT_OK;
-    if (!f) {
-        close(fd);
-        rc = cct_cli_fail(NAME, "%s: %s", tmp, strerror(errno));
-    } else {
-        cct_status st = cct_export_nccl_example_csv(t, source, f, &err);
-        if (fsync(fileno(f)) != 0 && st == CCT_OK)
-            st = cct_error_set(&err, CCT_EIO, "%s", strerror(errno));
-        if (fclose(f) != 0 && st == CCT_OK)
-            st = cct_error_set(&err, CCT_EIO, "%s", strerror(errno));
-        if (st != CCT_OK)
-            rc = cct_cli_fail(NAME, "%s: %s", path, err.msg);
-        else if (rename(tmp, path) != 0)
-            rc = cct_cli_fail(NAME, "%s: %s", path, strerror(errno));
+    /* a config is read by others: the mode a plain new file would get */
+    cct_status st = cct_atomic_open(&a, path, 0666 & ~mask, &err);
+    if (st == CCT_OK) {
+        st = cct_export_nccl_example_csv(t, source, a.f, &err);
+        if (st == CCT_OK) {
+            st = cct_atomic_commit(&a, &err);
+        } else {
+            cct_atomic_abort(&a);
+            cct_error_prefix(&err, "%s", path);
+        }
     }
-    if (rc != CCT_EXIT_OK)
-        unlink(tmp);
-    free(tmp);
-    return rc;
+    return st == CCT_OK ? CCT_EXIT_OK : cct_cli_fail(NAME, "%s", err.msg);
 }
 
 int cct_cmd_export(int argc, char **argv)

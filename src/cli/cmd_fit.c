@@ -24,7 +24,10 @@ static void help(FILE *out)
             "of decisions (best configuration per size band) for every collective and topology.\n"
             "The same store and runs always produce byte-identical output.\n\n"
             "  --store DB            measurement store [measurements.db]\n"
-            "  --run N               use run N (repeatable) [every run in the store]\n"
+            "  --run N               use run N (repeatable) [every run in the store that\n"
+            "                        did not fail]\n"
+            "  --include-failed      also use runs marked failed (they stopped on an error,\n"
+            "                        so their points may be incomplete)\n"
             "  -o, --output FILE     write the table here (atomically) [stdout]\n"
             "  --tie X               configurations within X of the fastest are tied [0.05]\n"
             "  --min-band F          interior bands span at least a factor F of sizes [2]\n"
@@ -32,7 +35,9 @@ static void help(FILE *out)
             "  --ll128 auto|yes|no   allow LL128 rules [auto: the run's LL128 verdict]\n"
             "  --note TEXT           provenance note\n"
             "  --cc X.Y              the GPU's compute capability, for imported runs that lack it\n"
-            "  --accuracy            print model accuracy (in-sample and cross-validated)\n\n"
+            "  --accuracy            print model accuracy (in-sample and cross-validated)\n"
+            "  --argmin              the per-size argmin table instead (fastest measured\n"
+            "                        configuration per size, NCCL's example tuner script)\n\n"
             "Exit status: 0 the table is written, 1 the store could not be read or the fit or\n"
             "the writing failed, 2 usage error.\n");
 }
@@ -46,7 +51,8 @@ int cct_cmd_fit(int argc, char **argv)
         {"min-band", required_argument, NULL, 'b'}, {"worst-case-align", no_argument, NULL, 'w'},
         {"ll128", required_argument, NULL, 'l'},    {"note", required_argument, NULL, 'n'},
         {"accuracy", no_argument, NULL, 'a'},       {"cc", required_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0}};
+        {"include-failed", no_argument, NULL, 'F'}, {"help", no_argument, NULL, 'h'},
+        {"argmin", no_argument, NULL, 'm'},         {NULL, 0, NULL, 0}};
     const char *store_path = "measurements.db", *out_path = NULL;
     bool accuracy = false;
     cct_fit_table_options fo;
@@ -93,6 +99,12 @@ int cct_cmd_fit(int argc, char **argv)
         case 'a':
             accuracy = true;
             break;
+        case 'F':
+            fo.include_failed = true;
+            break;
+        case 'm':
+            fo.argmin = true;
+            break;
         case 'c':
             fo.cc = cct_cc_parse(optarg);
             if (fo.cc <= 0)
@@ -133,11 +145,18 @@ int cct_cmd_fit(int argc, char **argv)
                 sum.points, sum.runs, sum.sections, sum.rules, sum.models, sum.poor_fits,
                 sum.corrupt, sum.hung, sum.skipped, out_path ? "; wrote " : "",
                 out_path ? out_path : "");
+        if (sum.failed_runs_left_out)
+            fprintf(stderr,
+                    "ccltune fit: %zu run(s) marked failed left out (--include-failed uses "
+                    "them)\n",
+                    sum.failed_runs_left_out);
     }
     if (code == CCT_EXIT_OK && accuracy) {
         cct_point *points = NULL;
-        size_t n = 0;
-        if (cct_store_load_points(store, fo.runs, fo.n_runs, &points, &n, &err) == CCT_OK) {
+        int64_t *ids = NULL;
+        size_t n = 0, n_ids = 0;
+        if (cct_fit_table_runs(store, &fo, &ids, &n_ids, &err) == CCT_OK &&
+            cct_store_load_points(store, ids, n_ids, &points, &n, &err) == CCT_OK) {
             cct_accuracy cv = {0};
             cct_point *mine = malloc((n ? n : 1) * sizeof *mine);
             for (size_t i = 0; mine && i < table.n_sections; i++) {
@@ -166,6 +185,7 @@ int cct_cmd_fit(int argc, char **argv)
                        100.0 * cv.median, 100.0 * cv.p95, 100.0 * cv.max, cv.n);
             free(points);
         }
+        free(ids);
     }
     cct_table_destroy(&table);
     cct_store_close(store);

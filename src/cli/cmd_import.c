@@ -3,13 +3,14 @@
  * or -J JSON output, the CSV of NCCL's example tuner scripts) into the measurement store.
  *
  * All or nothing per invocation: every file is parsed, and all of them checked against
- * each other for conflicting duplicates, before the store is opened; any problem is
- * reported for every file (FILE:LINE:COL on stderr) and nothing is written.  Then one store
- * run (source "nccl-tests" or "csv") receives the points, identical duplicates once.  The
- * store commits point by point, so a store failure half way leaves a run marked failed
- * with what it holds, and says so.  Per file, one line tells what was understood
- * (points, collective, algorithm/protocol, ranks and nodes) so a wrong inference is seen
- * before it is fitted.  docs/import-export.md describes the formats and the rules.
+ * each other for conflicting duplicates and every point against the store's own checks,
+ * before the store is opened (a dry run stops there, so it refuses what the import would);
+ * any problem is reported (FILE:LINE:COL on stderr) and nothing is written.  Then one store
+ * run (source "nccl-tests" or "csv") receives the points, identical duplicates once, in a
+ * single store batch: a store failure half way (a full disk) leaves the store as it was.  Per file,
+ * one line tells what was understood (points, collective, algorithm/protocol, ranks and nodes) so a
+ * wrong inference is seen before it is fitted.  docs/import-export.md describes the formats and the
+ * rules.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #include "cct_cli.h"
+#include "cct_fingerprint.h"
 #include "cct_parse.h"
 #include "cct_import.h"
 #include "cct_store.h"
@@ -30,7 +32,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: ccltune import [--store FILE] [--format FORMAT] [--coll C] [--algo A]\n"
-            "                      [--proto P] [--ranks N] [--nodes N] [--dry-run] FILE...\n\n"
+            "                      [--proto P] [--ranks N] [--nodes N] [--nccl VERSION]\n"
+            "                      [--dry-run] FILE...\n\n"
             "Import measurements into the store as one run: nccl-tests output (text, or\n"
             "its -J JSON) or the performance CSV of NCCL's example tuner scripts.  Every\n"
             "file is checked before anything is written; an error names FILE:LINE:COL.\n\n"
@@ -44,6 +47,8 @@ static void usage(FILE *out)
             "      --ranks N        ranks, when the log does not list them\n"
             "      --nodes N        nodes, when the log's host names do not tell NCCL's node\n"
             "                       count (NCCL_HOSTID) and NCCL's INFO lines are missing\n"
+            "      --nccl VERSION   the NCCL version (2.28.9), for logs that do not say it; a\n"
+            "                       table fitted from the run must name one the plugin can match\n"
             "  -n, --dry-run        check and summarise the files, write nothing\n"
             "  -h, --help           show this help\n\n"
             "A flag that contradicts what a log says is an error, not an override.\n\n"
@@ -66,12 +71,13 @@ typedef struct import_args {
     const char *store;
     int format;
     bool dry_run;
+    const char *nccl; /* --nccl, NULL when not given */
     cct_import_opts opts;
 } import_args;
 
 static int parse_args(int argc, char **argv, import_args *a)
 {
-    enum { OPT_COLL = 256, OPT_ALGO, OPT_PROTO, OPT_RANKS, OPT_NODES };
+    enum { OPT_COLL = 256, OPT_ALGO, OPT_PROTO, OPT_RANKS, OPT_NODES, OPT_NCCL };
     static const struct option options[] = {
         {"store", required_argument, NULL, 's'},
         {"format", required_argument, NULL, 'f'},
@@ -80,6 +86,7 @@ static int parse_args(int argc, char **argv, import_args *a)
         {"proto", required_argument, NULL, OPT_PROTO},
         {"ranks", required_argument, NULL, OPT_RANKS},
         {"nodes", required_argument, NULL, OPT_NODES},
+        {"nccl", required_argument, NULL, OPT_NCCL},
         {"dry-run", no_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -87,6 +94,7 @@ static int parse_args(int argc, char **argv, import_args *a)
     a->store = "measurements.db";
     a->format = CCT_IMPORT_AUTO;
     a->dry_run = false;
+    a->nccl = NULL;
     cct_import_opts_init(&a->opts);
     optind = 1;
     opterr = 0;
@@ -124,6 +132,13 @@ static int parse_args(int argc, char **argv, import_args *a)
                 rc = cct_cli_usage_error(NAME, "%s", perr.msg);
             else
                 *(c == OPT_RANKS ? &a->opts.ranks : &a->opts.nodes) = (int)v;
+            break;
+        case OPT_NCCL:
+            /* the plugin's own reading of a version (cct_fingerprint.h) */
+            if (cct_nccl_version_parse(optarg) < 0)
+                rc = cct_cli_usage_error(NAME, "--nccl wants an NCCL version like 2.28.9, not '%s'",
+                                         optarg);
+            a->nccl = optarg;
             break;
         case 'n':
             a->dry_run = true;
@@ -229,10 +244,17 @@ static int parse_all(char **files, int n, const import_args *a, cct_import_resul
 
 /* One fingerprint for the run: what the files say about the machine.  Files that name
  * different GPUs or NCCL versions come from different machines or software. */
-static int fingerprint(cct_import_result *r, int n, char **files, cct_store_fingerprint *fp)
+static int fingerprint(const cct_import_result *r, int n, char **files, const char *nccl,
+                       cct_store_fingerprint *fp)
 {
     memset(fp, 0, sizeof *fp);
     int gpu_from = -1, nccl_from = -1;
+    for (int i = 0; i < n; i++)
+        if (nccl && r[i].nccl_version[0] && strcmp(r[i].nccl_version, nccl) != 0)
+            return cct_cli_fail(NAME, "%s ran NCCL %s but --nccl %s was given", files[i],
+                                r[i].nccl_version, nccl);
+    if (nccl)
+        snprintf(fp->nccl, sizeof fp->nccl, "%s", nccl);
     for (int i = 0; i < n; i++) {
         if (r[i].gpu[0] && gpu_from >= 0 && strcmp(r[i].gpu, fp->gpu) != 0)
             return cct_cli_fail(NAME, "%s measured on %s but %s on %s: import them separately",
@@ -303,62 +325,85 @@ static void command_line(int argc, char **argv, char *buf, size_t len)
     }
 }
 
-static int store_all(const import_args *a, cct_import_result *r, int n, char **files, int argc,
-                     char **argv)
+/* Every point through the store's own checks, so a dry run refuses what the import would. */
+static int check_storable(const import_args *a, const cct_import_result *r, int n, char **files)
 {
-    cct_store_fingerprint fp;
-    int rc = fingerprint(r, n, files, &fp);
-    if (rc != CCT_EXIT_OK)
-        return rc;
+    for (int i = 0; i < n; i++)
+        for (size_t k = 0; k < r[i].n_points; k++) {
+            const cct_import_meta *m = &r[i].meta[k];
+            cct_error err;
+            if (!m->duplicate &&
+                cct_store_check_point(a->store, &r[i].points[k],
+                                      m->n_samples ? r[i].samples + m->first_sample : NULL,
+                                      m->n_samples, &err) != CCT_OK) {
+                cct_error_prefix(&err, "%s:%u:%u", files[i], m->line, m->col);
+                cct_cli_fail(NAME, "%s", err.msg);
+                return cct_cli_fail(NAME, "nothing imported");
+            }
+        }
+    return CCT_EXIT_OK;
+}
+
+/* The fingerprint, the run and its points in one store batch: all of them or nothing. */
+static cct_status store_batch(cct_store *store, const cct_store_fingerprint *fp, cct_store_run *run,
+                              cct_import_result *r, int n, char **files, size_t *stored,
+                              size_t *skipped, cct_error *err)
+{
+    int64_t fp_id = 0;
+    cct_status st = cct_store_put_fingerprint(store, fp, &fp_id, err);
+    run->fingerprint_id = fp_id;
+    if (st == CCT_OK)
+        st = cct_store_begin_run(store, run, err);
+    for (int i = 0; i < n && st == CCT_OK; i++)
+        for (size_t k = 0; k < r[i].n_points && st == CCT_OK; k++) {
+            const cct_import_meta *m = &r[i].meta[k];
+            if (m->duplicate) {
+                (*skipped)++;
+                continue;
+            }
+            st = cct_store_add_point(store, run->id, &r[i].points[k],
+                                     m->n_samples ? r[i].samples + m->first_sample : NULL,
+                                     m->n_samples, err);
+            if (st == CCT_OK)
+                (*stored)++;
+            else
+                cct_error_prefix(err, "%s:%u:%u", files[i], m->line, m->col);
+        }
+    if (st == CCT_OK)
+        st = cct_store_finish_run(store, run->id, CCT_RUN_DONE, err);
+    return st;
+}
+
+static int store_all(const import_args *a, cct_import_result *r, int n, char **files,
+                     const cct_store_fingerprint *fp, int argc, char **argv)
+{
     cct_store *store = NULL;
     cct_error err;
     if (cct_store_open(a->store, false, &store, &err) != CCT_OK)
         return cct_cli_fail(NAME, "%s", err.msg);
-    int64_t fp_id = 0;
     cct_store_run run;
     memset(&run, 0, sizeof run);
-    if (cct_store_put_fingerprint(store, &fp, &fp_id, &err) != CCT_OK) {
-        cct_store_close(store);
-        return cct_cli_fail(NAME, "%s", err.msg);
-    }
-    run.fingerprint_id = fp_id;
     snprintf(run.tool, sizeof run.tool, "ccltune %s", CCT_VERSION);
     snprintf(run.source, sizeof run.source, "%s",
              r[0].format == CCT_IMPORT_CSV ? "csv" : "nccl-tests");
     inputs_hash(files, n, run.plan_hash);
     command_line(argc, argv, run.command, sizeof run.command);
-    if (cct_store_begin_run(store, &run, &err) != CCT_OK) {
-        cct_store_close(store);
-        return cct_cli_fail(NAME, "%s", err.msg);
-    }
     size_t stored = 0, skipped = 0;
-    cct_status st = CCT_OK;
-    for (int i = 0; i < n && st == CCT_OK; i++)
-        for (size_t k = 0; k < r[i].n_points && st == CCT_OK; k++) {
-            const cct_import_meta *m = &r[i].meta[k];
-            if (m->duplicate) {
-                skipped++;
-                continue;
-            }
-            st = cct_store_add_point(store, run.id, &r[i].points[k],
-                                     m->n_samples ? r[i].samples + m->first_sample : NULL,
-                                     m->n_samples, &err);
-            if (st == CCT_OK)
-                stored++;
-            else
-                cct_error_prefix(&err, "%s:%u:%u", files[i], m->line, m->col);
+    cct_status st = cct_store_begin_batch(store, &err);
+    if (st == CCT_OK) {
+        st = store_batch(store, fp, &run, r, n, files, &stored, &skipped, &err);
+        cct_error eerr;
+        cct_status est = cct_store_end_batch(store, st == CCT_OK, &eerr);
+        if (st == CCT_OK && est != CCT_OK) {
+            st = est;
+            err = eerr;
         }
-    cct_error ferr;
-    cct_status fst =
-        cct_store_finish_run(store, run.id, st == CCT_OK ? CCT_RUN_DONE : CCT_RUN_FAILED, &ferr);
+    }
     cct_store_close(store);
     if (st != CCT_OK) {
         cct_cli_fail(NAME, "%s", err.msg);
-        return cct_cli_fail(NAME, "run %" PRId64 " of %s is marked failed after %zu points", run.id,
-                            a->store, stored);
+        return cct_cli_fail(NAME, "nothing imported: %s is as it was", a->store);
     }
-    if (fst != CCT_OK)
-        return cct_cli_fail(NAME, "%s", ferr.msg);
     printf("imported %zu points into run %" PRId64 " of %s", stored, run.id, a->store);
     if (skipped)
         printf(" (%zu identical duplicates stored once)", skipped);
@@ -393,12 +438,18 @@ int cct_cmd_import(int argc, char **argv)
                                   "import them separately",
                                   results[i].format == CCT_IMPORT_CSV ? files[i] : files[0],
                                   results[i].format == CCT_IMPORT_CSV ? files[0] : files[i]);
+        /* everything the import checks, also for a dry run */
+        cct_store_fingerprint fp;
+        if (rc == CCT_EXIT_OK)
+            rc = fingerprint(results, n, files, a.nccl, &fp);
+        if (rc == CCT_EXIT_OK)
+            rc = check_storable(&a, results, n, files);
         for (int i = 0; i < n && rc == CCT_EXIT_OK; i++)
             summarise(files[i], &results[i]);
         if (rc == CCT_EXIT_OK && a.dry_run)
             printf("dry run: nothing written to %s\n", a.store);
         else if (rc == CCT_EXIT_OK)
-            rc = store_all(&a, results, n, files, argc, argv);
+            rc = store_all(&a, results, n, files, &fp, argc, argv);
     }
     for (int i = 0; i < n; i++)
         cct_import_result_destroy(&results[i]);

@@ -9,6 +9,9 @@
  */
 #include "cct_fit_table.h"
 
+#include "cct_argmin.h"
+#include "cct_cycles.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +35,72 @@ static bool same_fingerprint(const cct_store_fingerprint *a, const cct_store_fin
            strcmp(a->links, b->links) == 0 && strcmp(a->nccl, b->nccl) == 0;
 }
 
+/* Which runs feed the fit: the listed ones, or every run; a run marked failed stopped on an
+ * error, so it is used only when the options say so (and listing it without is an error). */
+static cct_status pick_runs(const cct_store_run *runs, size_t n, const cct_fit_table_options *o,
+                            int64_t *sel, size_t *k, size_t *failed_left_out, cct_error *err)
+{
+    *k = 0;
+    *failed_left_out = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool listed = false;
+        for (size_t j = 0; j < o->n_runs; j++)
+            listed |= runs[i].id == o->runs[j];
+        bool failed = runs[i].state == CCT_RUN_FAILED && !o->include_failed;
+        if (failed && listed)
+            return cct_error_set(err, CCT_EINVAL,
+                                 "run %lld is marked failed (it stopped on an error, so its "
+                                 "points may be incomplete): pass --include-failed to fit it "
+                                 "anyway",
+                                 (long long)runs[i].id);
+        if (failed && o->n_runs == 0)
+            (*failed_left_out)++;
+        else if (listed || o->n_runs == 0)
+            sel[(*k)++] = runs[i].id;
+    }
+    for (size_t j = 0; j < o->n_runs; j++) {
+        bool found = false;
+        for (size_t i = 0; i < *k; i++)
+            found |= sel[i] == o->runs[j];
+        if (!found)
+            return cct_error_set(err, CCT_ENOTFOUND, "the store has no run %lld",
+                                 (long long)o->runs[j]);
+    }
+    if (*k == 0 && *failed_left_out > 0)
+        return cct_error_set(err, CCT_ENOTFOUND,
+                             "every run in the store is marked failed (%zu): pass "
+                             "--include-failed to fit them anyway",
+                             *failed_left_out);
+    if (*k == 0)
+        return cct_error_set(err, CCT_ENOTFOUND, "the store holds no runs");
+    return CCT_OK;
+}
+
+cct_status cct_fit_table_runs(cct_store *store, const cct_fit_table_options *o, int64_t **ids,
+                              size_t *n_ids, cct_error *err)
+{
+    cct_store_run *runs = NULL;
+    size_t n = 0, failed = 0;
+    cct_status st = cct_store_list_runs(store, &runs, &n, err);
+    if (st != CCT_OK)
+        return st;
+    *ids = calloc(n ? n : 1, sizeof **ids);
+    if (!*ids)
+        st = cct_error_set(err, CCT_ENOMEM, "out of memory");
+    else
+        st = pick_runs(runs, n, o, *ids, n_ids, &failed, err);
+    free(runs);
+    if (st != CCT_OK) {
+        free(*ids);
+        *ids = NULL;
+    }
+    return st;
+}
+
 static cct_status select_runs(cct_store *store, const cct_fit_table_options *o, int64_t **ids,
-                              size_t *n_ids, cct_store_fingerprint *fp, char *created,
-                              size_t created_len, char *source, size_t source_len, cct_error *err)
+                              size_t *n_ids, size_t *failed_left_out, cct_store_fingerprint *fp,
+                              char *created, size_t created_len, char *source, size_t source_len,
+                              cct_error *err)
 {
     cct_store_run *runs = NULL;
     size_t n = 0;
@@ -47,28 +113,11 @@ static cct_status select_runs(cct_store *store, const cct_fit_table_options *o, 
         free(runs);
         return cct_error_set(err, CCT_ENOMEM, "out of memory");
     }
-    for (size_t i = 0; i < n; i++) {
-        bool wanted = o->n_runs == 0;
-        for (size_t j = 0; j < o->n_runs; j++)
-            wanted |= runs[i].id == o->runs[j];
-        if (wanted)
-            sel[k++] = runs[i].id;
-    }
-    for (size_t j = 0; j < o->n_runs; j++) {
-        bool found = false;
-        for (size_t i = 0; i < k; i++)
-            found |= sel[i] == o->runs[j];
-        if (!found) {
-            free(runs);
-            free(sel);
-            return cct_error_set(err, CCT_ENOTFOUND, "the store has no run %lld",
-                                 (long long)o->runs[j]);
-        }
-    }
-    if (k == 0) {
+    st = pick_runs(runs, n, o, sel, &k, failed_left_out, err);
+    if (st != CCT_OK) {
         free(runs);
         free(sel);
-        return cct_error_set(err, CCT_ENOTFOUND, "the store holds no runs");
+        return st;
     }
     created[0] = '\0';
     source[0] = '\0';
@@ -158,8 +207,9 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
     size_t n_ids = 0;
     cct_store_fingerprint fp;
     char created[32], source[32];
-    cct_status st = select_runs(store, o, &ids, &n_ids, &fp, created, sizeof created, source,
-                                sizeof source, err);
+    size_t failed_left_out = 0;
+    cct_status st = select_runs(store, o, &ids, &n_ids, &failed_left_out, &fp, created,
+                                sizeof created, source, sizeof source, err);
     if (st != CCT_OK)
         return st;
     cct_point *points = NULL;
@@ -180,6 +230,17 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
         fp.cc = o->cc;
     cct_decide_options dopt = o->decide;
     dopt.ll128_allowed = o->ll128 >= 0 ? o->ll128 != 0 : fp.ll128_allowed;
+    cct_cycles cycles;
+    cct_cycles_init(&cycles);
+    if (!o->no_cycles && !o->argmin &&
+        (st = cct_cycles_load(store, ids, n_ids, &cycles, err)) != CCT_OK) {
+        cct_cycles_free(&cycles);
+        free(points);
+        free(ids);
+        return st;
+    }
+    if (cycles.n > 0)
+        dopt.cycles = &cycles; /* imported runs store statistics without samples */
     cct_table_init(table);
     char runs_text[256] = "";
     size_t used = 0;
@@ -227,9 +288,11 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
         for (size_t i = 0; plain && i < n; i++)
             if (cct_point_is_plain(&points[i]))
                 plain[n_plain++] = points[i];
-        if (st == CCT_OK)
+        if (st == CCT_OK && o->argmin)
+            st = cct_build_argmin_table(plain, n_plain, dopt.ll128_allowed, table, err);
+        else if (st == CCT_OK)
             st = cct_build_table_counted(plain, n_plain, &dopt, table, &skipped, err);
-        if (st == CCT_OK && n_plain < n)
+        if (st == CCT_OK && n_plain < n && !o->argmin)
             st = cct_build_mode_sections(points, n, &dopt, table, &keyed, err);
         free(plain);
         if (summary)
@@ -241,6 +304,7 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
         summary->skipped = skipped;
         summary->points = n;
         summary->runs = n_ids;
+        summary->failed_runs_left_out = failed_left_out;
         for (size_t i = 0; i < table->n_sections; i++) {
             summary->sections++;
             summary->rules += table->sections[i].n_rules;
@@ -255,6 +319,7 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
     }
     if (st != CCT_OK)
         cct_table_destroy(table);
+    cct_cycles_free(&cycles);
     free(points);
     free(ids);
     return st;

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cct_import_check.h"
 #include "cct_table.h"
 
 enum {
@@ -191,6 +192,32 @@ static cct_status topo_field(csv *c, const field *f, const char *what, int flag,
     return CCT_OK;
 }
 
+/* The latency against size / bandwidth_gbps, which the scripts leave unnamed: algbw or
+ * busbw (algbw x the collective's factor) may fit; and no absurd latency. */
+static cct_status check_latency(csv *c, const field *lat, const field *bw, const cct_point *p,
+                                double gbps, double latency)
+{
+    if (bw) {
+        double lat_res = cct_import_resolution(lat->text), bw_res = cct_import_resolution(bw->text);
+        double f = cct_busbw_factor(p->cfg.coll, p->cfg.ranks);
+        bool as_algbw = cct_import_time_fits(p->bytes, latency, lat_res, gbps, bw_res);
+        bool as_busbw =
+            f > 0 && cct_import_time_fits(p->bytes, latency, lat_res, gbps / f, bw_res / f);
+        if (!as_algbw && !as_busbw)
+            return cct_error_at(c->err, CCT_EINVAL, c->name, c->line, lat->col,
+                                "latency_us %g contradicts the row: size %llu B at %g GB/s "
+                                "takes %.3g us (as algbw; %.3g us as busbw)",
+                                latency, (unsigned long long)p->bytes, gbps,
+                                gbps > 0 ? (double)p->bytes / (gbps * 1e3) : INFINITY,
+                                gbps > 0 && f > 0 ? (double)p->bytes * f / (gbps * 1e3) : INFINITY);
+    }
+    if (latency > CCT_IMPORT_MAX_TIME_US)
+        return cct_error_at(c->err, CCT_EINVAL, c->name, c->line, lat->col,
+                            "latency_us %g is more than 1e12 us (11.6 days): not a measurement",
+                            latency);
+    return CCT_OK;
+}
+
 static cct_status row(csv *c, const field *f, int n, cct_import_result *result)
 {
     if (n != c->n_header)
@@ -210,6 +237,11 @@ static cct_status row(csv *c, const field *f, int n, cct_import_result *result)
         return bad_field(c, col[C_SIZE],
                          col[C_SIZE]->text[0] == '-' ? "negative size_bytes"
                                                      : "size_bytes is not a whole number of bytes");
+    if (p.bytes > CCT_IMPORT_MAX_BYTES)
+        return cct_error_at(c->err, CCT_EINVAL, c->name, c->line, col[C_SIZE]->col,
+                            "size_bytes %s is above 2^63 - 1 bytes, the most a measurement "
+                            "can have (the store cannot hold it)",
+                            col[C_SIZE]->text);
     p.cfg.algo = cct_algo_from_name(col[C_ALGO]->text);
     if (p.cfg.algo < 0)
         return bad_field(c, col[C_ALGO],
@@ -236,13 +268,15 @@ static cct_status row(csv *c, const field *f, int n, cct_import_result *result)
         return bad_field(c, col[C_PIPEOPS], "pipeOps 0 is not a count (use -1 for any)");
     if (rc == CCT_OK)
         rc = int_field(c, col[C_REGBUFF], "regBuff", -1, 1, &v);
-    double ignored, latency = 0;
+    double ignored, bandwidth = NAN, latency = 0;
     if (rc == CCT_OK && col[C_COST])
         rc = real_field(c, col[C_COST], "cost_metric", false, &ignored);
     if (rc == CCT_OK && col[C_BW])
-        rc = real_field(c, col[C_BW], "bandwidth_gbps", false, &ignored);
+        rc = real_field(c, col[C_BW], "bandwidth_gbps", false, &bandwidth);
     if (rc == CCT_OK)
         rc = real_field(c, col[C_LATENCY], "latency_us", true, &latency);
+    if (rc == CCT_OK)
+        rc = check_latency(c, col[C_LATENCY], col[C_BW], &p, bandwidth, latency);
     if (rc != CCT_OK)
         return rc;
     p.cfg.dtype = CCT_DTYPE_FLOAT;

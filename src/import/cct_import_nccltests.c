@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cct_import_check.h"
 #include "cct_nccltests_lines.h"
 
 typedef struct nt_tok {
@@ -122,11 +123,14 @@ static cct_status parse_field(nt_parser *p, int kind, const nt_tok *t, cct_nt_si
     cct_status rc = CCT_OK;
     switch (kind) {
     case NT_SIZE:
+        row->size_line = t->line;
+        row->size_col = t->col;
         return field_u64(p, t, "size", &row->size, err);
-    case NT_COUNT: {
-        uint64_t count;
-        return field_u64(p, t, "count", &count, err);
-    }
+    case NT_COUNT:
+        row->has_count = true;
+        row->count_line = t->line;
+        row->count_col = t->col;
+        return field_u64(p, t, "count", &row->count, err);
     case NT_TYPE:
         row->dtype = cct_dtype_from_name(t->text);
         if (row->dtype < 0)
@@ -144,8 +148,12 @@ static cct_status parse_field(nt_parser *p, int kind, const nt_tok *t, cct_nt_si
         return CCT_OK;
     }
     case NT_TIME:
+        side->time_line = t->line;
+        side->time_col = t->col;
+        side->time_res = cct_import_resolution(t->text);
         return field_double(p, t, "time", true, &side->time_us, err);
     case NT_ALGBW:
+        side->algbw_res = cct_import_resolution(t->text);
         return field_double(p, t, "algbw", false, &side->algbw, err);
     case NT_BUSBW:
         return field_double(p, t, "busbw", false, &side->busbw, err);

@@ -19,6 +19,7 @@
 
 #include "cct_import_nccltests.h"
 #include "cct_json.h"
+#include "cct_import_check.h"
 #include "cct_nccltests_run.h"
 #include "cct_table.h"
 
@@ -220,6 +221,9 @@ static cct_status read_side(jctx *c, const cct_json_node *res, const char *key, 
     if (!t)
         return missing(c, o, key, "time");
     cct_status rc = get_double(c, t, "time", &s->time_us);
+    s->time_line = t->line;
+    s->time_col = t->col;
+    s->time_res = cct_import_resolution(cct_json_text(c->doc, t));
     if (rc == CCT_OK && s->time_us == 0)
         return cct_error_at(c->err, CCT_EINVAL, c->name, t->line, t->col,
                             "time is 0: nothing was timed");
@@ -229,6 +233,8 @@ static cct_status read_side(jctx *c, const cct_json_node *res, const char *key, 
         const cct_json_node *b = cct_json_member(c->doc, o, bw_keys[k]);
         if (b)
             rc = get_double(c, b, bw_keys[k], bw[k]);
+        if (b && k == 0)
+            s->algbw_res = cct_import_resolution(cct_json_text(c->doc, b));
     }
     const cct_json_node *w = cct_json_member(c->doc, o, "nwrong");
     double wrong;
@@ -302,6 +308,16 @@ static cct_status read_result(jctx *c, const cct_json_node *res, cct_nt_run *run
     cct_status rc = get_u64(c, size, "size", &row.size);
     if (rc != CCT_OK)
         return rc;
+    row.size_line = size->line;
+    row.size_col = size->col;
+    const cct_json_node *count = cct_json_member(c->doc, res, "count");
+    if (count && (rc = get_u64(c, count, "count", &row.count)) != CCT_OK)
+        return rc;
+    if (count) {
+        row.has_count = true;
+        row.count_line = count->line;
+        row.count_col = count->col;
+    }
     if (type->type != CCT_JSON_STRING)
         return bad(c, type, "type", "a string");
     row.dtype = cct_dtype_from_name(cct_json_text(c->doc, type));

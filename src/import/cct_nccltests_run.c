@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cct_import_check.h"
 #include "cct_table.h"
 
 #define MAX_TUNING 1024
@@ -368,6 +369,45 @@ static cct_status check_busbw(const cct_nt_run *run, const char *name, const cct
     return CCT_OK;
 }
 
+/* One row's numbers against each other (cct_import_check.h): its size fits the store, its
+ * count makes its size, and each half's time agrees with size / algbw and is not absurd. */
+static cct_status check_row(const cct_nt_row *row, const char *name, const cct_config *cfg,
+                            cct_error *err)
+{
+    if (row->size > CCT_IMPORT_MAX_BYTES)
+        return cct_error_at(err, CCT_EINVAL, name, row->size_line, row->size_col,
+                            "size %llu is above 2^63 - 1 bytes, the most a measurement can "
+                            "have (the store cannot hold it)",
+                            (unsigned long long)row->size);
+    if (row->has_count &&
+        !cct_import_count_fits(cfg->coll, cfg->ranks, row->dtype, row->size, row->count)) {
+        unsigned long long bytes = (unsigned long long)row->count * cct_dtype_size(row->dtype);
+        return cct_error_at(err, CCT_EINVAL, name, row->count_line, row->count_col,
+                            "count %llu %s is %llu B, but the row says size %llu (%s on %d "
+                            "ranks): the row contradicts itself",
+                            (unsigned long long)row->count, cct_dtype_name(row->dtype), bytes,
+                            (unsigned long long)row->size, cct_coll_name(cfg->coll), cfg->ranks);
+    }
+    for (int s = 0; s < 2; s++) {
+        const cct_nt_side *side = &row->side[s];
+        if (!side->present)
+            continue;
+        if (isfinite(side->algbw) && !cct_import_time_fits(row->size, side->time_us, side->time_res,
+                                                           side->algbw, side->algbw_res))
+            return cct_error_at(err, CCT_EINVAL, name, side->time_line, side->time_col,
+                                "time %g us contradicts the row: size %llu B at algbw %g GB/s "
+                                "takes %.3g us",
+                                side->time_us, (unsigned long long)row->size, side->algbw,
+                                side->algbw > 0 ? (double)row->size / (side->algbw * 1e3)
+                                                : INFINITY);
+        if (side->time_us > CCT_IMPORT_MAX_TIME_US)
+            return cct_error_at(err, CCT_EINVAL, name, side->time_line, side->time_col,
+                                "time %g us is more than 1e12 us (11.6 days): not a measurement",
+                                side->time_us);
+    }
+    return CCT_OK;
+}
+
 cct_status cct_nt_run_finish(const cct_nt_run *run, const char *name, const cct_import_opts *opts,
                              cct_import_result *result, cct_error *err)
 {
@@ -380,6 +420,8 @@ cct_status cct_nt_run_finish(const cct_nt_run *run, const char *name, const cct_
         rc = resolve_ranks(run, name, opts, &cfg.ranks, err);
     if (rc == CCT_OK)
         rc = resolve_nodes(run, name, opts, cfg.ranks, &cfg.nodes, err);
+    for (size_t r = 0; r < run->n_rows && rc == CCT_OK; r++)
+        rc = check_row(&run->rows[r], name, &cfg, err);
     if (rc == CCT_OK)
         rc = check_busbw(run, name, &cfg, err);
     if (rc == CCT_OK)

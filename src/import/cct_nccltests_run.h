@@ -23,20 +23,26 @@
 
 /* The out-of-place or in-place half of a row. */
 typedef struct cct_nt_side {
-    bool present;        /* JSON may record a null out-of-place half */
-    double time_us;      /* nccl-tests' average time per collective */
-    double algbw, busbw; /* GB/s as reported, for the consistency check */
-    bool checked;        /* false: "N/A" (-c 0) or an old log's max-delta "error" column */
-    uint64_t wrong;      /* wrong elements when checked */
+    bool present;               /* JSON may record a null out-of-place half */
+    double time_us;             /* nccl-tests' average time per collective */
+    double algbw, busbw;        /* GB/s as reported, for the consistency checks */
+    double time_res, algbw_res; /* half a unit of their last printed digit (rounding) */
+    unsigned time_line, time_col;
+    bool checked;   /* false: "N/A" (-c 0) or an old log's max-delta "error" column */
+    uint64_t wrong; /* wrong elements when checked */
     double min_us, max_us, p95_us, cv; /* per-iteration timing (-I 1); NaN otherwise */
     double *samples;                   /* per-iteration times (JSON -I 1); owned by the run */
     size_t n_samples;
 } cct_nt_side;
 
 typedef struct cct_nt_row {
-    uint64_t size; /* bytes, nccl-tests' "size" column */
+    uint64_t size;  /* bytes, nccl-tests' "size" column */
+    uint64_t count; /* elements, nccl-tests' "count" column; has_count false when absent */
+    bool has_count;
     int dtype;
-    unsigned line, col;
+    unsigned line, col;           /* where the row starts */
+    unsigned size_line, size_col; /* where its size is */
+    unsigned count_line, count_col;
     int iters;           /* JSON actual_iterations; 0: the run's iteration count */
     cct_nt_side side[2]; /* [0] out-of-place, [1] in-place */
 } cct_nt_row;

@@ -6,6 +6,7 @@
 #include "cct_nccl_log.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +99,10 @@ static cct_status parse_row(parser *ps, const char *line, const char *payload, i
         double bw = strtod(q, &end);
         if (end == q)
             return fail_at(ps, line, q, "expected a bandwidth after '/' in the TUNING row");
-        if (!(lat >= 0.0) || !(bw >= 0.0))
+        /* strtod also reads inf, nan and overflowing numbers, which NCCL never prints */
+        if (!isfinite(lat) || !isfinite(bw))
+            return fail_at(ps, line, p, "not a finite number in the TUNING row");
+        if (lat < 0.0 || bw < 0.0)
             return fail_at(ps, line, p, "negative latency or bandwidth in the TUNING row");
         int a = ps->block_algos[i / CCT_NUM_PROTOS], pr = i % CCT_NUM_PROTOS;
         ps->out->latency_us[coll][a][pr] = lat;
@@ -146,9 +150,10 @@ static cct_status parse_graph(parser *ps, const char *line, const char *payload,
                        "malformed GRAPH line (expected 'Pattern P, crossNic C, "
                        "nChannels N, bw X/Y, type A/B, sameChannels S')");
     int type_intra = path_type(ti, strlen(ti)), type_inter = path_type(te, strlen(te));
-    if (type_intra < 0 || type_inter < 0 || nch < 0 || !(bw_intra >= 0) || !(bw_inter >= 0))
-        return fail_at(ps, line, payload,
-                       "GRAPH line has an unknown link type or a negative value");
+    if (type_intra < 0 || type_inter < 0)
+        return fail_at(ps, line, payload, "GRAPH line has an unknown link type");
+    if (nch < 0 || !isfinite(bw_intra) || !isfinite(bw_inter) || bw_intra < 0 || bw_inter < 0)
+        return fail_at(ps, line, payload, "GRAPH line has a negative or non-finite value");
     rank_graphs *r = rank_of(ps, pid);
     if (!r)
         return fail_at(ps, line, payload, "more ranks than this reader handles");
@@ -214,6 +219,8 @@ static cct_status parse_line(parser *ps, const char *line)
     }
     int cc, dummy;
     if (sscanf(s, "%d coll channels, %d", &cc, &dummy) == 2 && ps->out->topo.comm_channels == 0) {
+        if (cc < 0)
+            return fail_at(ps, line, s, "channel count of the 'coll channels' line is negative");
         ps->out->topo.comm_channels = cc;
         return CCT_OK;
     }

@@ -70,6 +70,16 @@ typedef struct cct_store_run {
 cct_status cct_store_open(const char *path, bool read_only, cct_store **out, cct_error *err);
 void cct_store_close(cct_store *store);
 
+/* Group every write that follows, up to cct_store_end_batch, into one transaction: they
+ * reach the file together or not at all, also after kill -9 (an import that fails half
+ * way leaves the store as it was).  A write that fails inside the batch rolls the whole
+ * batch back; the batch's later writes then fail, and ending it with commit says so.
+ * One batch at a time (CCT_EINVAL for a second); reads inside it see its writes. */
+cct_status cct_store_begin_batch(cct_store *store, cct_error *err);
+/* commit: make the batch's writes durable (CCT_OK only if all of them are); false: undo
+ * them.  CCT_EINVAL when no batch is open. */
+cct_status cct_store_end_batch(cct_store *store, bool commit, cct_error *err);
+
 /* Register a fingerprint (deduplicated) and return its id. */
 cct_status cct_store_put_fingerprint(cct_store *store, const cct_store_fingerprint *fp, int64_t *id,
                                      cct_error *err);
@@ -100,6 +110,11 @@ cct_status cct_store_list_runs(cct_store *store, cct_store_run **runs, size_t *n
  * Statistics that are NaN are stored as NULL and load back as NaN. */
 cct_status cct_store_add_point(cct_store *store, int64_t run_id, const cct_point *point,
                                const double *samples_us, size_t n_samples, cct_error *err);
+/* The checks cct_store_add_point makes before writing, without a store: whether the point
+ * and its samples can be stored faithfully (CCT_EINVAL naming what cannot).  path names the
+ * store in the message.  `import --dry-run` runs it on every point. */
+cct_status cct_store_check_point(const char *path, const cct_point *point, const double *samples_us,
+                                 size_t n_samples, cct_error *err);
 /* Whether that point is already stored in run_id (used by --resume). */
 cct_status cct_store_has_point(cct_store *store, int64_t run_id, const cct_config *cfg,
                                uint64_t bytes, bool in_place, bool *found, cct_error *err);

@@ -26,11 +26,15 @@
 /* Milliseconds a statement waits for another process's lock before giving up. */
 #define CCT_STORE_BUSY_TIMEOUT_MS 10000
 
+/* A batch (cct_store_begin_batch) turns the writes inside it into one transaction. */
+enum { CCT_BATCH_NONE = 0, CCT_BATCH_OPEN = 1, CCT_BATCH_FAILED = 2 /* rolled back */ };
+
 struct cct_store {
     sqlite3 *db;
     char *path;
     bool read_only;
     int schema; /* PRAGMA user_version once attached: a read-only older store stays as is */
+    int batch;  /* CCT_BATCH_* */
 };
 
 /* Turn a failed SQLite call into a cct_status and one sentence naming the store's path and
@@ -53,12 +57,16 @@ cct_status cct_store_prepare(cct_store *s, const char *sql, sqlite3_stmt **st, c
 
 /* Write transactions take the lock up front (BEGIN IMMEDIATE) so that waiting for another
  * writer happens here, under busy_timeout, never half way through.  Reads use a deferred
- * BEGIN to see one consistent snapshot across several statements. */
+ * BEGIN to see one consistent snapshot across several statements.  Inside a batch these
+ * open nothing (the batch's transaction is open) and commit nothing; a rollback there rolls
+ * the whole batch back, and the batch's later writes fail. */
 cct_status cct_store_begin_write(cct_store *s, const char *doing, cct_error *err);
 cct_status cct_store_begin_read(cct_store *s, const char *doing, cct_error *err);
 cct_status cct_store_commit(cct_store *s, const char *doing, cct_error *err);
 /* Roll back if a transaction is open (SQLite may already have rolled back on FULL/IOERR). */
 void cct_store_rollback(cct_store *s);
+/* End a read transaction begun by cct_store_begin_read (nothing inside a batch). */
+void cct_store_end_read(cct_store *s);
 
 /* Bind at most cap bytes of a caller's fixed-size char array (need not be terminated). */
 int cct_store_bind_text(sqlite3_stmt *st, int idx, const char *text, size_t cap);

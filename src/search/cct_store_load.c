@@ -156,7 +156,7 @@ cct_status cct_store_load_points(cct_store *store, const int64_t *run_ids, size_
         rc = load_run(store, st, all ? 0 : run_ids[r], all, &vec, err);
     }
     sqlite3_finalize(st);
-    cct_store_rollback(store); /* ends the read transaction */
+    cct_store_end_read(store);
     if (rc != CCT_OK) {
         free(vec.v);
         return rc;
@@ -213,7 +213,7 @@ cct_status cct_store_load_samples(cct_store *store, int64_t run_id, const cct_co
             rc = cct_store_db_error(store, step, doing, NULL, err);
     }
     sqlite3_finalize(st);
-    cct_store_rollback(store);
+    cct_store_end_read(store);
     if (rc != CCT_OK) {
         free(v);
         return rc;

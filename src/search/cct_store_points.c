@@ -23,6 +23,10 @@
     "run_id = ? AND coll = ? AND algo = ? AND proto = ? AND channels = ? AND buffsize = ? AND "    \
     "ll_buffsize = ? AND ll128_buffsize = ? AND align = ? AND ranks = ? AND nodes = ? AND "        \
     "dtype = ? AND bytes = ? AND in_place = ? AND pipe_ops = ? AND reg_buff = ?"
+#define KEY_WHERE_V1 /* schema 1: no call-mode columns */                                          \
+    "run_id = ? AND coll = ? AND algo = ? AND proto = ? AND channels = ? AND buffsize = ? AND "    \
+    "ll_buffsize = ? AND ll128_buffsize = ? AND align = ? AND ranks = ? AND nodes = ? AND "        \
+    "dtype = ? AND bytes = ? AND in_place = ?"
 
 const char *cct_store_describe_point(const cct_config *c, uint64_t bytes, bool in_place, char *buf,
                                      size_t len)
@@ -44,7 +48,7 @@ static bool dtype_ok(int dtype)
 }
 
 /* Refuse what the key columns cannot hold, so lookups and inserts agree. */
-static cct_status check_key(cct_store *s, const cct_config *c, uint64_t bytes, cct_error *err)
+static cct_status check_key(const char *path, const cct_config *c, uint64_t bytes, cct_error *err)
 {
     const char *bad = NULL;
     if (c->coll < 0 || c->coll >= CCT_NUM_COLLS)
@@ -63,7 +67,7 @@ static cct_status check_key(cct_store *s, const cct_config *c, uint64_t bytes, c
     return cct_error_set(err, CCT_EINVAL,
                          "store %s: cannot store a point with an invalid %s (coll %d, algo %d, "
                          "proto %d, dtype %d, %" PRIu64 " B)",
-                         s->path, bad, c->coll, c->algo, c->proto, c->dtype, bytes);
+                         path, bad, c->coll, c->algo, c->proto, c->dtype, bytes);
 }
 
 static int bind_key(sqlite3_stmt *st, int64_t run_id, const cct_config *c, uint64_t bytes,
@@ -99,10 +103,14 @@ static int bind_real(sqlite3_stmt *st, int idx, double v)
     return isnan(v) ? sqlite3_bind_null(st, idx) : sqlite3_bind_double(st, idx, v);
 }
 
-static cct_status check_point(cct_store *s, const cct_point *p, const double *samples, size_t n,
-                              cct_error *err)
+cct_status cct_store_check_point(const char *path, const cct_point *p, const double *samples,
+                                 size_t n, cct_error *err)
 {
-    cct_status rc = check_key(s, &p->cfg, p->bytes, err);
+    if (!p)
+        return cct_error_set(err, CCT_EINVAL, "cct_store_check_point: NULL argument");
+    if (!path)
+        path = "<store>";
+    cct_status rc = check_key(path, &p->cfg, p->bytes, err);
     if (rc != CCT_OK)
         return rc;
     char what[512];
@@ -130,7 +138,7 @@ static cct_status check_point(cct_store *s, const cct_point *p, const double *sa
     if (!bad)
         return CCT_OK;
     return cct_error_set(
-        err, CCT_EINVAL, "store %s: cannot store point %s: invalid %s", s->path,
+        err, CCT_EINVAL, "store %s: cannot store point %s: invalid %s", path,
         cct_store_describe_point(&p->cfg, p->bytes, p->in_place, what, sizeof what), bad);
 }
 
@@ -243,7 +251,7 @@ cct_status cct_store_add_point(cct_store *store, int64_t run_id, const cct_point
 {
     if (!store || !point)
         return cct_error_set(err, CCT_EINVAL, "cct_store_add_point: NULL argument");
-    cct_status rc = check_point(store, point, samples_us, n_samples, err);
+    cct_status rc = cct_store_check_point(store->path, point, samples_us, n_samples, err);
     if (rc != CCT_OK)
         return rc;
     if ((rc = cct_store_begin_write(store, "adding a point", err)) != CCT_OK)
@@ -261,13 +269,19 @@ cct_status cct_store_find_point(cct_store *s, int64_t run_id, const cct_config *
                                 bool in_place, int64_t *id, const char *doing, cct_error *err)
 {
     *id = 0;
-    cct_status rc = check_key(s, cfg, bytes, err);
+    cct_status rc = check_key(s->path, cfg, bytes, err);
     if (rc != CCT_OK)
         return rc;
     sqlite3_stmt *st;
-    if ((rc = cct_store_prepare(s, "SELECT id FROM points WHERE " KEY_WHERE, &st, doing, err)))
+    bool v1 = s->schema < 2; /* no call-mode columns: every point is a plain call */
+    if (v1 && (cct_config_pipe_ops(cfg) > 1 || cfg->reg_buff))
+        return CCT_OK;
+    if ((rc = cct_store_prepare(s,
+                                v1 ? "SELECT id FROM points WHERE " KEY_WHERE_V1
+                                   : "SELECT id FROM points WHERE " KEY_WHERE,
+                                &st, doing, err)))
         return rc;
-    int step = bind_key(st, run_id, cfg, bytes, in_place) | bind_mode(st, 15, cfg);
+    int step = bind_key(st, run_id, cfg, bytes, in_place) | (v1 ? 0 : bind_mode(st, 15, cfg));
     if (step == SQLITE_OK)
         step = sqlite3_step(st);
     if (step == SQLITE_ROW)

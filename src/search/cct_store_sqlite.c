@@ -114,16 +114,27 @@ cct_status cct_store_begin_write(cct_store *s, const char *doing, cct_error *err
                              "store %s was opened read-only, so %s is not possible (open it "
                              "for writing)",
                              s->path, doing);
+    if (s->batch == CCT_BATCH_OPEN)
+        return CCT_OK;
+    if (s->batch == CCT_BATCH_FAILED)
+        return cct_error_set(err, CCT_EIO,
+                             "store %s: %s is not possible: an earlier write of the same batch "
+                             "failed, and the batch was rolled back",
+                             s->path, doing);
     return cct_store_exec(s, "BEGIN IMMEDIATE", doing, err);
 }
 
 cct_status cct_store_begin_read(cct_store *s, const char *doing, cct_error *err)
 {
+    if (s->batch != CCT_BATCH_NONE)
+        return CCT_OK;
     return cct_store_exec(s, "BEGIN", doing, err);
 }
 
 cct_status cct_store_commit(cct_store *s, const char *doing, cct_error *err)
 {
+    if (s->batch != CCT_BATCH_NONE)
+        return CCT_OK; /* the batch's end commits */
     cct_status st = cct_store_exec(s, "COMMIT", doing, err);
     if (st != CCT_OK)
         cct_store_rollback(s);
@@ -132,8 +143,49 @@ cct_status cct_store_commit(cct_store *s, const char *doing, cct_error *err)
 
 void cct_store_rollback(cct_store *s)
 {
+    if (s->batch == CCT_BATCH_OPEN)
+        s->batch = CCT_BATCH_FAILED;
     if (s->db && !sqlite3_get_autocommit(s->db))
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+void cct_store_end_read(cct_store *s)
+{
+    if (s->batch == CCT_BATCH_NONE)
+        cct_store_rollback(s);
+}
+
+cct_status cct_store_begin_batch(cct_store *store, cct_error *err)
+{
+    if (!store)
+        return cct_error_set(err, CCT_EINVAL, "cct_store_begin_batch: NULL argument");
+    if (store->batch != CCT_BATCH_NONE)
+        return cct_error_set(err, CCT_EINVAL, "store %s: a batch is already open", store->path);
+    cct_status st = cct_store_begin_write(store, "starting a batch of writes", err);
+    if (st == CCT_OK)
+        store->batch = CCT_BATCH_OPEN;
+    return st;
+}
+
+cct_status cct_store_end_batch(cct_store *store, bool commit, cct_error *err)
+{
+    if (!store || store->batch == CCT_BATCH_NONE)
+        return cct_error_set(err, CCT_EINVAL, "cct_store_end_batch: no batch is open");
+    int state = store->batch;
+    store->batch = CCT_BATCH_NONE;
+    if (state == CCT_BATCH_FAILED) {
+        cct_store_rollback(store);
+        return commit ? cct_error_set(err, CCT_EIO,
+                                      "store %s: a write of the batch failed; the batch was "
+                                      "rolled back",
+                                      store->path)
+                      : CCT_OK;
+    }
+    if (!commit) {
+        cct_store_rollback(store);
+        return CCT_OK;
+    }
+    return cct_store_commit(store, "committing a batch of writes", err);
 }
 
 int cct_store_bind_text(sqlite3_stmt *st, int idx, const char *text, size_t cap)

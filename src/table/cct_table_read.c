@@ -28,6 +28,7 @@
 #include <yaml.h>
 
 #include "cct_constants.h"
+#include "cct_fingerprint.h"
 #include "cct_safe_file.h"
 #include "cct_suggest.h"
 
@@ -38,6 +39,11 @@
 #define MAX_PIPE_OPS INT_MAX /* NCCL passes small numbers; the bound only guards the int */
 #define MAX_OFFSET 65535     /* alignment offsets are small byte counts */
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+/* Bounds on numbers no measurement can produce, so a table cannot carry a 300-digit time:
+ * times up to 1e12 us (11.6 days per call); gains and penalties are fractions, a gain is
+ * other / this - 1, so above -1, and a million-fold difference is not a measurement. */
+#define MAX_TIME_US 1000000000000LL
+#define MAX_FRACTION 1000000LL
 
 enum { ITEM_RULE, ITEM_MODEL, ITEM_PENALTY, N_ITEM_KINDS };
 
@@ -71,11 +77,13 @@ typedef enum field_type {
     FT_BOOL_INT,     /* int 0 / 1 written as true / false (reg_buff) */
     FT_SIZE,         /* uint64_t byte count, inf refused */
     FT_SIZE_INF,     /* uint64_t byte count, inf allowed (max_bytes) */
-    FT_FLOAT,        /* double, finite */
-    FT_FLOAT_NONNEG, /* double, finite and >= 0 */
+    FT_FLOAT,        /* double, finite; within [min, max] when min < max */
+    FT_FLOAT_NONNEG, /* double, finite and >= 0; within [min, max] when min < max */
+    FT_FLOAT_POS,    /* double, finite and > 0 (a bandwidth) */
     FT_ALGO,         /* int, cct_algo by its table name */
     FT_PROTO,        /* int, cct_proto by its table name */
     FT_CC,           /* int, compute capability "9.0" -> 90 */
+    FT_NCCL,         /* char *, an NCCL version the plugin can match (cct_nccl_version_parse) */
     FT_LINKS,        /* char *, one of link_names */
     FT_KIND,         /* cct_model_kind by name */
     FT_CUSTOM,       /* the field's own function reads the value */
@@ -598,11 +606,17 @@ static cct_status read_scalar_field(reader *r, const field *f, void *obj)
 
     switch (f->type) {
     case FT_STRING:
-    case FT_LINKS: {
+    case FT_LINKS:
+    case FT_NCCL: {
         if (is_null(ev))
             return fail_at(r, at, CCT_EINVAL, "'%s' must be a string, not null", f->name);
         if (f->type == FT_LINKS && name_index(text, link_name, N_LINKS) < 0)
             return unknown_name(r, at, "link kind", text, len, link_name, N_LINKS);
+        /* the plugin matches it with the same function: what it cannot read, we refuse */
+        if (f->type == FT_NCCL && cct_nccl_version_parse(text) < 0)
+            return fail_at(r, at, CCT_EINVAL,
+                           "'%s' must be an NCCL version like \"2.28.9\", got '%s'", f->name,
+                           shown);
         char *copy = malloc(len + 1);
         if (!copy)
             return cct_error_at(r->err, CCT_ENOMEM, r->name, 0, 0, "out of memory");
@@ -652,7 +666,8 @@ static cct_status read_scalar_field(reader *r, const field *f, void *obj)
         break;
     }
     case FT_FLOAT:
-    case FT_FLOAT_NONNEG: {
+    case FT_FLOAT_NONNEG:
+    case FT_FLOAT_POS: {
         if (!is_plain(ev) || !is_decimal(text))
             return fail_at(r, at, CCT_EINVAL, "'%s' must be a finite decimal number, got '%s'",
                            f->name, shown);
@@ -662,6 +677,13 @@ static cct_status read_scalar_field(reader *r, const field *f, void *obj)
             return fail_at(r, at, CCT_EINVAL, "'%s' %s is out of range", f->name, shown);
         if (f->type == FT_FLOAT_NONNEG && v < 0.0)
             return fail_at(r, at, CCT_EINVAL, "'%s' must be >= 0, got %s", f->name, shown);
+        if (f->type == FT_FLOAT_POS && !(v > 0.0))
+            return fail_at(r, at, CCT_EINVAL,
+                           "'%s' must be > 0 (a bandwidth; leave it out for a flat line), got %s",
+                           f->name, shown);
+        if (f->min < f->max && (v < (double)f->min || v > (double)f->max))
+            return fail_at(r, at, CCT_EINVAL, "'%s' must be from %g to %g, got %s", f->name,
+                           (double)f->min, (double)f->max, shown);
         *(double *)(void *)slot = v;
         break;
     }
@@ -891,7 +913,7 @@ static const field fingerprint_fields[] = {
     INT_FIELD(cct_fingerprint, nodes, FT_INT, true, 1, CCT_TABLE_MAX_RANKS),
     INT_FIELD(cct_fingerprint, ranks_per_gpu, FT_INT, false, 1, CCT_TABLE_MAX_RANKS),
     FIELD(cct_fingerprint, links, FT_LINKS, true),
-    FIELD(cct_fingerprint, nccl, FT_STRING, true),
+    FIELD(cct_fingerprint, nccl, FT_NCCL, true),
     FIELD(cct_fingerprint, cuda, FT_STRING, false),
 };
 
@@ -908,18 +930,18 @@ static const field rule_fields[] = {
     {"channels", FT_CUSTOM, false, offsetof(cct_rule, channels), 0, CCT_TABLE_MAX_CHANNELS,
      read_channels},
     FIELD(cct_rule, chunk_bytes, FT_SIZE, false),
-    FIELD(cct_rule, predicted_us, FT_FLOAT_NONNEG, false),
-    FIELD(cct_rule, margin, FT_FLOAT, false),
-    FIELD(cct_rule, margin_default, FT_FLOAT, false),
+    INT_FIELD(cct_rule, predicted_us, FT_FLOAT_NONNEG, false, 0, MAX_TIME_US),
+    INT_FIELD(cct_rule, margin, FT_FLOAT, false, -1, MAX_FRACTION),
+    INT_FIELD(cct_rule, margin_default, FT_FLOAT, false, -1, MAX_FRACTION),
     FIELD(cct_rule, ref_bytes, FT_SIZE, false),
     {"evidence", FT_CUSTOM, false, 0, 0, 0, read_evidence},
 };
 
 static const field segment_fields[] = {
     FIELD(cct_model_segment, from_bytes, FT_SIZE, true),
-    FIELD(cct_model_segment, alpha_us, FT_FLOAT, false),
-    FIELD(cct_model_segment, alpha_ci, FT_FLOAT_NONNEG, false),
-    FIELD(cct_model_segment, beta_gbps, FT_FLOAT, false),
+    INT_FIELD(cct_model_segment, alpha_us, FT_FLOAT, false, -MAX_TIME_US, MAX_TIME_US),
+    INT_FIELD(cct_model_segment, alpha_ci, FT_FLOAT_NONNEG, false, 0, MAX_TIME_US),
+    FIELD(cct_model_segment, beta_gbps, FT_FLOAT_POS, false),
     FIELD(cct_model_segment, beta_ci, FT_FLOAT_NONNEG, false),
 };
 
@@ -960,13 +982,13 @@ static const field model_fields[] = {
     FIELD(cct_model, ll_buffsize, FT_SIZE, false),
     FIELD(cct_model, ll128_buffsize, FT_SIZE, false),
     FIELD(cct_model, kind, FT_KIND, true),
-    FIELD(cct_model, alpha_us, FT_FLOAT, false),
-    FIELD(cct_model, alpha_ci, FT_FLOAT_NONNEG, false),
-    FIELD(cct_model, beta_gbps, FT_FLOAT, false),
+    INT_FIELD(cct_model, alpha_us, FT_FLOAT, false, -MAX_TIME_US, MAX_TIME_US),
+    INT_FIELD(cct_model, alpha_ci, FT_FLOAT_NONNEG, false, 0, MAX_TIME_US),
+    FIELD(cct_model, beta_gbps, FT_FLOAT_POS, false),
     FIELD(cct_model, beta_ci, FT_FLOAT_NONNEG, false),
     FIELD(cct_model, break_bytes, FT_SIZE, false),
-    FIELD(cct_model, alpha2_us, FT_FLOAT, false),
-    FIELD(cct_model, beta2_gbps, FT_FLOAT, false),
+    INT_FIELD(cct_model, alpha2_us, FT_FLOAT, false, -MAX_TIME_US, MAX_TIME_US),
+    FIELD(cct_model, beta2_gbps, FT_FLOAT_POS, false),
     {"segments", FT_SEQ, false, 0, 0, 0, read_segment},
     FIELD(cct_model, r2, FT_FLOAT, false),
     INT_FIELD(cct_model, n_points, FT_INT, false, 0, INT_MAX),
@@ -976,7 +998,7 @@ static const field model_fields[] = {
 static const field penalty_fields[] = {
     FIELD(cct_align_penalty, proto, FT_PROTO, true),
     INT_FIELD(cct_align_penalty, offset, FT_UINT, true, 0, MAX_OFFSET),
-    FIELD(cct_align_penalty, penalty, FT_FLOAT, true),
+    INT_FIELD(cct_align_penalty, penalty, FT_FLOAT, true, -1, MAX_FRACTION),
 };
 
 static cct_status read_rule(reader *r, const field *f, void *obj)
@@ -1542,6 +1564,12 @@ cct_status cct_table_load_buffer(const char *data, size_t len, const char *name,
     cct_error_clear(err);
     if (!name)
         name = "<table>";
+    /* a UTF-8 byte-order mark (editors write one) is not part of the table; positions are
+     * counted after it, as an editor shows them */
+    if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) {
+        data += 3;
+        len -= 3;
+    }
     if (len > CCT_TABLE_MAX_FILE_BYTES)
         return cct_error_at(err, CCT_EPERM, name, 0, 0,
                             "the table is %zu bytes, more than the limit of %u MiB", len,

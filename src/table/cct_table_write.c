@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cct_atomic_file.h"
 #include "cct_constants.h"
 #include "cct_table_words.h"
 #include "cct_table_write_header.h"
@@ -705,16 +706,6 @@ cct_status cct_table_write(const cct_table *table, FILE *out, cct_error *err)
     return st;
 }
 
-/* fsync a folder so that a rename inside it survives a crash. */
-static void sync_dir(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-}
-
 /* Targets that are not regular files (/dev/null, /dev/stdout, a FIFO) are written in
  * place: renaming a temporary file over them would replace the device itself (seen: a
  * `-o /dev/null` run as root left /dev/null a regular file). */
@@ -735,47 +726,16 @@ cct_status cct_table_save(const cct_table *table, const char *path, cct_error *e
     struct stat target;
     if (stat(path, &target) == 0 && !S_ISREG(target.st_mode))
         return save_in_place(table, path, err);
-    char *dir_copy = strdup(path);
-    char *base_copy = strdup(path);
-    size_t tmp_len = strlen(path) + 32;
-    char *tmp = malloc(tmp_len);
-    if (!dir_copy || !base_copy || !tmp) {
-        free(dir_copy);
-        free(base_copy);
-        free(tmp);
-        return cct_error_set(err, CCT_ENOMEM, "out of memory");
-    }
-    const char *dir = dirname(dir_copy);
-    snprintf(tmp, tmp_len, "%s/.%s.tmpXXXXXX", dir, basename(base_copy));
-    cct_status st = CCT_OK;
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    FILE *f = NULL;
-    if (fd < 0) {
-        st = cct_error_at(err, CCT_EIO, path, 0, 0, "cannot create a temporary file: %s",
-                          strerror(errno));
-        goto out;
-    }
-    /* mkstemp makes 0600; a deployed table is read by the jobs of other users */
-    if (fchmod(fd, 0644) != 0 || !(f = fdopen(fd, "w"))) {
-        st = cct_error_at(err, CCT_EIO, path, 0, 0, "cannot write: %s", strerror(errno));
-        close(fd);
-        unlink(tmp);
-        goto out;
-    }
-    st = cct_table_write(table, f, err);
-    if (st == CCT_OK && (fflush(f) != 0 || fsync(fileno(f)) != 0))
-        st = cct_error_at(err, CCT_EIO, path, 0, 0, "cannot write: %s", strerror(errno));
-    if (fclose(f) != 0 && st == CCT_OK)
-        st = cct_error_at(err, CCT_EIO, path, 0, 0, "cannot write: %s", strerror(errno));
-    if (st == CCT_OK && rename(tmp, path) != 0)
-        st = cct_error_at(err, CCT_EIO, path, 0, 0, "cannot replace: %s", strerror(errno));
+    /* a temporary file beside it, renamed over it (cct_atomic_file.h); 0644: a deployed
+     * table is read by the jobs of other users */
+    cct_atomic_file a;
+    cct_status st = cct_atomic_open(&a, path, 0644, err);
     if (st != CCT_OK)
-        unlink(tmp);
-    else
-        sync_dir(dir);
-out:
-    free(dir_copy);
-    free(base_copy);
-    free(tmp);
-    return st;
+        return st;
+    st = cct_table_write(table, a.f, err);
+    if (st != CCT_OK) {
+        cct_atomic_abort(&a);
+        return st;
+    }
+    return cct_atomic_commit(&a, err);
 }

@@ -40,6 +40,9 @@ static void fuzz_check_point(const cct_import_result *r, size_t i)
     double t = p->stats.median_us;
     if (p->status == CCT_POINT_OK && !(isfinite(t) && t >= 0))
         abort();
+    /* what the store can hold, and no time beyond any measurement (cct_import_check.h) */
+    if (p->bytes > (uint64_t)INT64_MAX || (isfinite(t) && t > 1e12))
+        abort();
     if (r->meta[i].line == 0 || r->meta[i].first_sample + r->meta[i].n_samples > r->n_samples)
         abort();
     for (size_t s = 0; s < r->meta[i].n_samples; s++) {

@@ -274,8 +274,10 @@ static void test_retunes_agree(void **state)
         {"run-2026-11-29d/call3/tune-nvlink-4.db.gz", "run-2026-11-29d/call5/tune-nvlink-4.db.gz",
          1u << 30, 0.95},
         {"run-2026-11-29b/tune-4.db.gz", "run-2026-11-29c/tune-4.db.gz", 16u << 20, 0.90},
-        {"run-2026-11-29c/pair2/tune-4.db.gz", "run-2026-11-29c/coarse/tune-4.db.gz", 16u << 20, 0.90},
-        {"run-2026-11-29b/exhaustive-4.db.gz", "run-2026-11-29c/exhaustive-4.db.gz", 16u << 20, 0.90},
+        {"run-2026-11-29c/pair2/tune-4.db.gz", "run-2026-11-29c/coarse/tune-4.db.gz", 16u << 20,
+         0.90},
+        {"run-2026-11-29b/exhaustive-4.db.gz", "run-2026-11-29c/exhaustive-4.db.gz", 16u << 20,
+         0.90},
         {"run-2026-11-29c/pair2/exhaustive-4.db.gz", "run-2026-11-29c/coarse/exhaustive-4.db.gz",
          16u << 20, 0.90},
     };

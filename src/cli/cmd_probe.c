@@ -5,8 +5,11 @@
  * `search` describe it (--ranks, --ranks-per-gpu, --nodes).  Without a GPU the command says
  * so and exits 1: a fingerprint without GPUs would be worthless.  --links adds the measured
  * link matrix (cct_probe_links.h): copy bandwidth and latency per GPU pair and to the host.
+ * With --json the answer is JSON either way: on failure {"ok": false, "error": "..."} on stdout
+ * (and the error on stderr as every command prints it).
  */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -17,6 +20,32 @@
 #include "cct_probe.h"
 #include "cct_probe_links.h"
 #endif
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+/* The failure: as JSON on stdout with --json, and as the usual error line on stderr. */
+static int probe_fail(bool json, const char *msg)
+{
+    if (json) {
+        printf("{\"ok\": false, \"error\": ");
+        json_string(stdout, msg);
+        printf("}\n");
+    }
+    return cct_cli_fail("probe", "%s", msg);
+}
 
 static void help(FILE *out)
 {
@@ -33,6 +62,7 @@ static void help(FILE *out)
             "  --ranks N           ranks of the communicator [GPUs x ranks-per-gpu]\n"
             "  --ranks-per-gpu N   rank processes per GPU (joined over sockets) [1]\n"
             "  --nodes N           nodes (MPI runs) [1, or ranks when ranks-per-gpu > 1]\n\n"
+            "With --json a failure is JSON too: {\"ok\": false, \"error\": \"...\"}.\n\n"
             "Exit status: 0 printed, 1 no GPU or NCCL could not be queried, 2 usage error.\n");
 }
 
@@ -45,7 +75,8 @@ int cct_cmd_probe(int argc, char **argv)
                                          {"nodes", required_argument, NULL, 'n'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    int json = 0, links = 0;
+    bool json = false;
+    int links = 0;
     long ranks = 0, per_gpu = 1, nodes = 0;
     cct_error perr;
     optind = 1;
@@ -54,7 +85,7 @@ int cct_cmd_probe(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
         switch (c) {
         case 'j':
-            json = 1;
+            json = true;
             break;
         case 'l':
             links = 1;
@@ -84,10 +115,10 @@ int cct_cmd_probe(int argc, char **argv)
     cct_probe_info *info = calloc(1, sizeof *info);
     cct_error err;
     if (!info)
-        return cct_cli_fail("probe", "out of memory");
+        return probe_fail(json, "out of memory");
     if (cct_probe_collect(info, &err) != CCT_OK) {
         free(info);
-        return cct_cli_fail("probe", "%s", err.msg);
+        return probe_fail(json, err.msg);
     }
     int r = ranks ? (int)ranks : info->n_gpus * (int)per_gpu;
     int nn = nodes ? (int)nodes : (per_gpu > 1 ? r : 1);
@@ -97,7 +128,7 @@ int cct_cmd_probe(int argc, char **argv)
     if (links && (!lm || cct_links_measure(info, lm, &err) != CCT_OK)) {
         free(lm);
         free(info);
-        return cct_cli_fail("probe", "%s", err.msg);
+        return probe_fail(json, err.msg);
     }
     if (json) {
         cct_probe_print_json_links(stdout, info, r, nn, (int)per_gpu, lm);
@@ -110,8 +141,7 @@ int cct_cmd_probe(int argc, char **argv)
     free(info);
     return CCT_EXIT_OK;
 #else
-    (void)json;
     (void)links;
-    return cct_cli_fail("probe", "this ccltune was built without CUDA, so it cannot see GPUs");
+    return probe_fail(json, "this ccltune was built without CUDA, so it cannot see GPUs");
 #endif
 }

@@ -14,8 +14,7 @@ static __device__ __forceinline__ unsigned long long global_ns(void)
 }
 
 /* Wait until *flag == want; false after timeout_ns. */
-static __device__ bool wait_for(volatile uint32_t *flag, uint32_t want,
-                                unsigned long long deadline)
+static __device__ bool wait_for(volatile uint32_t *flag, uint32_t want, unsigned long long deadline)
 {
     while (*flag != want)
         if (global_ns() > deadline)
@@ -55,6 +54,6 @@ extern "C" int cct_kernel_pingpong(volatile uint32_t *mine, volatile uint32_t *t
                                    cct_pingpong_result *result, void *stream)
 {
     pingpong<<<1, 1, 0, (cudaStream_t)stream>>>(mine, theirs, warm, iters, initiator, timeout_ns,
-                                               result);
+                                                result);
     return (int)cudaGetLastError();
 }

@@ -202,21 +202,22 @@ static const cct_dconf *twin_at(const ctx *x, uint64_t bytes)
 /* The noise floor at every grid size: what the A/A control shows as a gain where there is
  * none.  At each size where NCCL's default and the forced twin of its own choice share
  * cycles, their paired gain (the median of the per-cycle log ratios, cct_gain_estimate); the
- * floor is the root mean square of those apparent gains at the size and its two grid
- * neighbours, else over the whole section.  The per-cycle spread itself is not the floor:
- * the paired interval already carries it.  A section with no twin at all takes the default's
- * own cycle-to-cycle spread, times sqrt(2 / n) (the spread of a median of n A/A pairs). */
-static void compute_noise(const ctx *x, double *aa, double *app)
+ * floor is the root mean square of those apparent gains over the whole section, the same at
+ * every size.  One size's apparent gain is a median of a few cycles, so a floor from a size
+ * and its neighbours swung by a factor of 5 between re-tunes and moved marginal decisions;
+ * over the section it is stable, and what differs between sizes is carried by each paired
+ * interval.  A section with no twin at all takes the default's own cycle-to-cycle spread,
+ * times sqrt(2 / n) (the spread of a median of n A/A pairs). */
+static void compute_noise(const ctx *x, double *aa)
 {
     double all_ss = 0.0, self_ss = 0.0;
     size_t all_n = 0, self_n = 0;
     for (size_t i = 0; i < x->n_grid; i++) {
-        app[i] = NAN;
         const cct_dconf *t = twin_at(x, x->grid[i]);
         size_t k = x->base && t ? pair_at(x, x->base, t, x->grid[i], aa) : 0;
         if (k >= 2) {
-            app[i] = cct_gain_estimate(aa, k).log_gain;
-            all_ss += app[i] * app[i];
+            double app = cct_gain_estimate(aa, k).log_gain;
+            all_ss += app * app;
             all_n++;
         }
         size_t nd;
@@ -234,16 +235,8 @@ static void compute_noise(const ctx *x, double *aa, double *app)
     double section = all_n    ? sqrt(all_ss / (double)all_n)
                      : self_n ? sqrt(self_ss / (double)self_n)
                               : 0.0;
-    for (size_t i = 0; i < x->n_grid; i++) {
-        double ss = 0.0;
-        size_t n = 0;
-        for (size_t j = i ? i - 1 : 0; j <= i + 1 && j < x->n_grid; j++)
-            if (!isnan(app[j])) {
-                ss += app[j] * app[j];
-                n++;
-            }
-        x->noise[i] = n ? sqrt(ss / (double)n) : section;
-    }
+    for (size_t i = 0; i < x->n_grid; i++)
+        x->noise[i] = section;
 }
 
 /* Negative when configuration i is preferred over k at bytes (both tied). */
@@ -308,6 +301,37 @@ static size_t pick(const ctx *x, uint64_t bytes)
     return tw > tb * guard ? fastest : win;
 }
 
+/* Configuration win (chosen at grid index gi) with NCCL's channel count instead of its fixed
+ * one, unless the fixed count by itself is significantly faster than the same algorithm,
+ * protocol and buffers at NCCL's count, paired in the same cycles (cct_gain_significant,
+ * against the noise floor and the guard).  The channel count of a configuration that wins by
+ * its algorithm or protocol is usually within noise of NCCL's (tree/ll with 1 channel or
+ * NCCL's over sockets), and which one a session finds significant over NCCL's default flipped
+ * between re-tunes.  Not for NCCL's own algorithm and protocol: there NCCL's count is NCCL's
+ * choice, and the gain over NCCL's default already is the channel change by itself.  Kept when
+ * the twin at NCCL's count was not timed in the same cycles. */
+static size_t channels_to_nccl(const ctx *x, size_t win, size_t gi, int da, int dp)
+{
+    const cct_config *w = &x->sec->conf[win].cfg;
+    if (w->channels == 0 || (w->algo == da && w->proto == dp))
+        return win;
+    for (size_t q = 0; q < x->n_cand; q++) {
+        size_t i = x->cand[q];
+        const cct_config *z = &x->sec->conf[i].cfg;
+        if (z->channels != 0 || z->algo != w->algo || z->proto != w->proto ||
+            z->buffsize != w->buffsize || z->ll_buffsize != w->ll_buffsize ||
+            z->ll128_buffsize != w->ll128_buffsize)
+            continue;
+        double lr[PAIR_MAX];
+        size_t k = pair_at(x, &x->sec->conf[i], &x->sec->conf[win], x->grid[gi], lr);
+        cct_gain_est g = cct_gain_estimate(lr, k); /* log(t_nccl_count / t_fixed) */
+        if (k < 2 || cct_gain_significant(&g, x->noise[gi], x->opt->max_loss_default))
+            return win;
+        return i;
+    }
+    return win;
+}
+
 /* The choice at grid index gi from per-cycle pairs: NCCL's choice unless a candidate measured
  * here beats NCCL's default significantly and above the noise floor (cct_gain_significant);
  * then, among those that do and are not significantly slower than the best (by more than
@@ -354,6 +378,7 @@ static size_t pick_paired(const ctx *x, size_t gi, bool *ok)
             !cct_clearly_slower(&behind, lr, noise, x->opt->paired_tie))
             win = i;
     }
+    win = channels_to_nccl(x, win, gi, da, dp);
     return is_default_twin(x, win, bytes) ? x->def : win;
 }
 
@@ -782,10 +807,9 @@ cct_status cct_dsec_decide(const cct_dsec *sec, const cct_decide_options *opt, c
     size_t ng1 = sec->n ? sec->n : 1;
     x.noise = calloc(ng1, sizeof *x.noise);
     x.pool = opt->cycles ? malloc(sizeof *x.pool * ng1 * PAIR_MAX) : NULL;
-    double *app = opt->cycles ? malloc(sizeof *app * ng1) : NULL;
     cct_status st = CCT_OK;
     if (!x.cand || !x.grid || !win || !kept || !bands || !scratch || !x.noise ||
-        (opt->cycles && (!x.pool || !app))) {
+        (opt->cycles && !x.pool)) {
         st = cct_error_set(err, CCT_ENOMEM, "out of memory");
         goto done;
     }
@@ -828,7 +852,7 @@ cct_status cct_dsec_decide(const cct_dsec *sec, const cct_decide_options *opt, c
     if (default_choice(&x, 0, &da, &dp))
         x.def = sec->n_conf; /* NCCL's choice is known: a rule can name it */
     if (opt->cycles)
-        compute_noise(&x, x.pool, app); /* the pool is free until the bands are judged */
+        compute_noise(&x, x.pool); /* the pool is free until the bands are judged */
     for (size_t i = 0; i < x.n_grid; i++) {
         bool paired_ok = false;
         win[i] = opt->cycles ? pick_paired(&x, i, &paired_ok) : SIZE_MAX;
@@ -854,7 +878,6 @@ done:
     free(scratch);
     free(x.noise);
     free(x.pool);
-    free(app);
     return st;
 }
 

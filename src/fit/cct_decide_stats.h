@@ -55,8 +55,9 @@ bool cct_clearly_slower(const cct_gain_est *g, const double *log_ratios, double 
 /* Order among configurations that are not significantly different, given NCCL's own choice
  * (nccl_algo, nccl_proto; -1 unknown): NCCL's choice itself (its algorithm and protocol at
  * NCCL's channel count) first, then its algorithm and protocol at another channel count, then
- * fewer channels (0, NCCL's count, ranks as the most), then algorithm, protocol and the three
- * buffer sizes ascending.  Negative when a comes first; 0 only for the same configuration. */
+ * NCCL's channel count (0) before any fixed one, then fewer channels, then algorithm, protocol
+ * and the three buffer sizes ascending.  Negative when a comes first; 0 only for the same
+ * configuration. */
 int cct_decide_tie_order(const cct_config *a, const cct_config *b, int nccl_algo, int nccl_proto);
 
 /* Readable sizes: 1, 2, 3 and m * 2^k for m in 4..7 (four per octave: 1, 1.25, 1.5 and 1.75

@@ -124,8 +124,9 @@ static void test_tie_order(void **state)
     assert_true(cct_decide_tie_order(&nccl, &same64, na, np) < 0);
     assert_true(cct_decide_tie_order(&same64, &tree1, na, np) < 0);
     assert_true(cct_decide_tie_order(&same2, &same64, na, np) < 0);
-    /* then fewer channels; NCCL's count (0) ranks as the most */
-    assert_true(cct_decide_tie_order(&tree1, &tree0, na, np) < 0);
+    /* then NCCL's count (0) before a fixed one, then fewer channels */
+    assert_true(cct_decide_tie_order(&tree0, &tree1, na, np) < 0);
+    assert_true(cct_decide_tie_order(&tree0, &ring1, na, np) < 0);
     /* then algorithm, protocol, buffer sizes */
     assert_true(cct_decide_tie_order(&tree1, &ring1, na, np) < 0);
     assert_true(cct_decide_tie_order(&ring1, &ring1s, na, np) < 0);
@@ -138,8 +139,9 @@ static void test_tie_order(void **state)
             assert_true((a < 0) == (b > 0));
             assert_true((a == 0) == (i == j));
         }
-    /* NCCL's choice unknown: fewer channels first */
-    assert_true(cct_decide_tie_order(&tree1, &nccl, -1, -1) < 0);
+    /* NCCL's choice unknown: NCCL's count first, then fewer channels */
+    assert_true(cct_decide_tie_order(&nccl, &tree1, -1, -1) < 0);
+    assert_true(cct_decide_tie_order(&tree1, &same2, -1, -1) < 0);
 }
 
 /* ---- band edges on a readable grid ---- */
@@ -343,6 +345,80 @@ static void test_equal_neighbour_bands_merge(void **state)
     free(s);
 }
 
+/* One configuration (tree/simple) at a fixed channel count and at NCCL's: the fixed count
+ * is 1.30x faster than NCCL's default in every cycle; NCCL's count has the same mean gain but
+ * scattered cycles (`scatter`), so on its own it is not significant over the default at a
+ * size, and the fixed count is not significantly faster than it either.  `apart`: NCCL's
+ * count 1.10x instead, steadily: then the fixed count is faster by itself. */
+static void make_channels(synth *s, const double *scatter, bool apart)
+{
+    make(s, 0.01, 0.0, 0.0);
+    static const double drift[CYC] = {1.0, 1.05, 0.97, 1.02};
+    for (int i = 0; i < NS; i++) {
+        uint64_t n = (uint64_t)4096 << i;
+        double t = ft_line(20.0, 3.0, n);
+        double f[CYC];
+        for (int c = 0; c < CYC; c++)
+            f[c] = drift[c] * (apart ? 1.0 : scatter[c]);
+        add(s, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 2, n, t / 1.30, drift);
+        add(s, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 0, n, t / (apart ? 1.10 : 1.30), f);
+    }
+    cct_cycles_sort(&s->cyc);
+}
+
+static void test_channels_left_to_nccl_unless_significant(void **state)
+{
+    (void)state;
+    synth *s = malloc(sizeof *s);
+    static const double scatter[CYC] = {1.0, 1.3, 0.81, 1.04};
+    make_channels(s, scatter, false);
+    cct_table t;
+    const cct_section *sec = decide(s, &t);
+    assert_int_equal(sec->n_rules, 1);
+    assert_int_equal(sec->rules[0].algo, CCT_ALGO_TREE);
+    assert_int_equal(sec->rules[0].channels, 0); /* the 2 channels by themselves: noise */
+    cct_table_destroy(&t);
+    cct_cycles_free(&s->cyc);
+    make_channels(s, scatter, true);
+    sec = decide(s, &t);
+    assert_int_equal(sec->n_rules, 1);
+    assert_int_equal(sec->rules[0].channels, 2); /* 18 % faster than NCCL's count, every cycle */
+    cct_table_destroy(&t);
+    cct_cycles_free(&s->cyc);
+    free(s);
+}
+
+/* The A/A control shows 30 % at one size (two cycles' stall) and 0.5 % elsewhere: the floor
+ * is that of the section (about 11 %), not 30 % around the one size, so a steady 15 % gain
+ * at the sizes next to it is taken like everywhere else. */
+static void test_noise_floor_of_the_section(void **state)
+{
+    (void)state;
+    synth *s = malloc(sizeof *s);
+    memset(s, 0, sizeof *s);
+    cct_cycles_init(&s->cyc);
+    static const double drift[CYC] = {1.0, 1.05, 0.97, 1.02};
+    for (int i = 0; i < NS; i++) {
+        uint64_t n = (uint64_t)4096 << i;
+        double t = ft_line(20.0, 3.0, n);
+        double twin[CYC];
+        for (int c = 0; c < CYC; c++)
+            twin[c] = drift[c] * (i == 3 ? 1.0 / 1.30 : (i % 2 ? 1.005 : 0.995));
+        add(s, CCT_DEFAULT, CCT_DEFAULT, 0, n, t, drift);
+        add(s, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, n, t, twin);
+        add(s, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 2, n, t / 1.15, drift);
+    }
+    cct_cycles_sort(&s->cyc);
+    cct_table t;
+    const cct_section *sec = decide(s, &t);
+    assert_int_equal(sec->n_rules, 1);
+    assert_int_equal(sec->rules[0].algo, CCT_ALGO_TREE);
+    assert_true(sec->rules[0].noise > 0.05 && sec->rules[0].noise < 0.15);
+    cct_table_destroy(&t);
+    cct_cycles_free(&s->cyc);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +432,8 @@ int main(void)
         cmocka_unit_test(test_gain_within_aa_noise_refused),
         cmocka_unit_test(test_equal_candidates_resolved_by_order),
         cmocka_unit_test(test_equal_neighbour_bands_merge),
+        cmocka_unit_test(test_channels_left_to_nccl_unless_significant),
+        cmocka_unit_test(test_noise_floor_of_the_section),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

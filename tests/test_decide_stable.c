@@ -423,6 +423,48 @@ static void test_channels_left_to_nccl_unless_significant(void **state)
     free(s);
 }
 
+/* As above, but NCCL's count timed in 2 cycles only (the adaptive search stopped after them),
+ * 1.25x and 1.65x slower than the fixed count: not significantly slower (2 cycles), but 43 %
+ * in the estimate, beyond channel_tie.  The fixed count stays. */
+static void test_channels_kept_when_estimated_far_faster(void **state)
+{
+    (void)state;
+    synth *s = malloc(sizeof *s);
+    make(s, 0.01, 0.0, 0.0);
+    static const double drift[CYC] = {1.0, 1.05, 0.97, 1.02};
+    for (int i = 0; i < NS; i++) {
+        uint64_t n = (uint64_t)4096 << i;
+        double t = ft_line(20.0, 3.0, n) / 1.30;
+        add(s, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 2, n, t, drift);
+        double two[2] = {t * drift[0] * 1.25, t * drift[1] * 1.65};
+        cct_point p = ft_point(CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 0, n, t * 1.45, 0.01);
+        s->p[s->n++] = p;
+        assert_int_equal(cct_cycles_add(&s->cyc, &p, two, 2, NULL), CCT_OK);
+    }
+    cct_cycles_sort(&s->cyc);
+    cct_table t;
+    const cct_section *sec = decide(s, &t);
+    assert_int_equal(sec->n_rules, 1);
+    assert_int_equal(sec->rules[0].algo, CCT_ALGO_TREE);
+    assert_int_equal(sec->rules[0].channels, 2);
+    cct_table_destroy(&t);
+    cct_cycles_free(&s->cyc);
+    free(s);
+}
+
+static void test_estimated_slower(void **state)
+{
+    (void)state;
+    double lr[2] = {0.223, 0.50}; /* 25 % and 65 % slower: median 43 % */
+    cct_gain_est g = cct_gain_estimate(lr, 2);
+    assert_false(cct_gain_significant(&g, 0.01, 0.0)); /* 2 cycles show nothing */
+    assert_true(cct_estimated_slower(&g, 0.01, 0.25));
+    assert_false(cct_estimated_slower(&g, 0.01, 0.50)); /* within a 50 % tie */
+    assert_false(cct_estimated_slower(&g, 0.40, 0.25)); /* within the noise floor */
+    cct_gain_est none = {NAN, NAN, NAN, 0};
+    assert_false(cct_estimated_slower(&none, 0.0, 0.0));
+}
+
 /* The A/A control shows 30 % at one size (two cycles' stall) and 0.5 % elsewhere: the floor
  * is that of the section (about 11 %), not 30 % around the one size, so a steady 15 % gain
  * at the sizes next to it is taken like everywhere else. */
@@ -469,6 +511,8 @@ int main(void)
         cmocka_unit_test(test_equal_neighbour_bands_merge),
         cmocka_unit_test(test_neighbour_bands_estimated_slower_stay_apart),
         cmocka_unit_test(test_channels_left_to_nccl_unless_significant),
+        cmocka_unit_test(test_channels_kept_when_estimated_far_faster),
+        cmocka_unit_test(test_estimated_slower),
         cmocka_unit_test(test_noise_floor_of_the_section),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -302,14 +302,15 @@ static size_t pick(const ctx *x, uint64_t bytes)
 }
 
 /* Configuration win (chosen at grid index gi) with NCCL's channel count instead of its fixed
- * one, unless the fixed count by itself is significantly faster than the same algorithm,
- * protocol and buffers at NCCL's count, paired in the same cycles (cct_gain_significant,
- * against the noise floor and the guard).  The channel count of a configuration that wins by
- * its algorithm or protocol is usually within noise of NCCL's (tree/ll with 1 channel or
- * NCCL's over sockets), and which one a session finds significant over NCCL's default flipped
- * between re-tunes.  Not for NCCL's own algorithm and protocol: there NCCL's count is NCCL's
- * choice, and the gain over NCCL's default already is the channel change by itself.  Kept when
- * the twin at NCCL's count was not timed in the same cycles. */
+ * one, unless the fixed count by itself is faster than the same algorithm, protocol and
+ * buffers at NCCL's count, paired in the same cycles: significantly (cct_gain_significant,
+ * against the noise floor and the guard), or by more than channel_tie in the estimate (the
+ * adaptive search stops timing a slower twin after two cycles, too few to show 40 %).  The channel
+ * count of a configuration that wins by its algorithm or protocol is usually within noise of NCCL's
+ * (tree/ll with 1 channel or NCCL's over sockets), and which one a session finds significant over
+ * NCCL's default flipped between re-tunes.  Not for NCCL's own algorithm and protocol: there NCCL's
+ * count is NCCL's choice, and the gain over NCCL's default already is the channel change by itself.
+ * Kept when the twin at NCCL's count was not timed in the same cycles. */
 static size_t channels_to_nccl(const ctx *x, size_t win, size_t gi, int da, int dp)
 {
     const cct_config *w = &x->sec->conf[win].cfg;
@@ -325,7 +326,8 @@ static size_t channels_to_nccl(const ctx *x, size_t win, size_t gi, int da, int 
         double lr[PAIR_MAX];
         size_t k = pair_at(x, &x->sec->conf[i], &x->sec->conf[win], x->grid[gi], lr);
         cct_gain_est g = cct_gain_estimate(lr, k); /* log(t_nccl_count / t_fixed) */
-        if (k < 2 || cct_gain_significant(&g, x->noise[gi], x->opt->max_loss_default))
+        if (k < 2 || cct_gain_significant(&g, x->noise[gi], x->opt->max_loss_default) ||
+            cct_estimated_slower(&g, x->noise[gi], x->opt->channel_tie))
             return win;
         return i;
     }
@@ -623,7 +625,7 @@ static bool merge_equal_neighbours(const ctx *x, size_t *win, const bool *kept, 
         /* equal: not shown slower, and not estimated slower by more than a tie either (with
          * two noisy cycles a size, 30 % slower is rarely shown) */
         if (cct_clearly_slower(&g, x->pool, noise, x->opt->paired_tie) ||
-            g.log_gain > fmax(noise, log1p(x->opt->paired_tie)))
+            cct_estimated_slower(&g, noise, x->opt->paired_tie))
             continue;
         for (size_t i = other->i0; i <= other->i1; i++)
             win[i] = left_first ? l->conf : r->conf;

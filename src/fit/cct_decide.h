@@ -30,6 +30,9 @@ typedef struct cct_decide_options {
     double paired_tie;       /* with per-cycle samples: a configuration not slower than the
                               * best by more than this (or the noise floor) with significance
                               * ties with it (0.10) */
+    double channel_tie;      /* with per-cycle samples: a fixed channel count gives way to
+                              * NCCL's count (same algorithm and protocol) unless faster with
+                              * significance or, in the estimate, by more than this (0.25) */
     double max_loss_default; /* a tie-break may not pick a configuration predicted slower than
                               * NCCL's default by more than this fraction (0.02); then the
                               * fastest, or NCCL's own choice forced, wins instead; and a

@@ -99,6 +99,11 @@ bool cct_clearly_slower(const cct_gain_est *g, const double *lr, double noise, d
     return true;
 }
 
+bool cct_estimated_slower(const cct_gain_est *g, double noise, double tie)
+{
+    return g->cycles >= 1 && g->log_gain > fmax(noise, log1p(tie > 0.0 ? tie : 0.0));
+}
+
 static int channel_rank(int channels)
 {
     return channels; /* 0, NCCL's count, first: a fixed count must earn its place */

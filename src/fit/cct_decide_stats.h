@@ -52,6 +52,11 @@ bool cct_gain_significant(const cct_gain_est *g, double noise, double guard);
  * cycles (its fastest cycle slower than the best's slowest). */
 bool cct_clearly_slower(const cct_gain_est *g, const double *log_ratios, double noise, double tie);
 
+/* Whether the estimate itself (g's median log ratio) says slower by more than max(noise,
+ * log(1 + tie)), shown or not: with two scattered cycles a size a configuration 30 % behind is
+ * rarely clearly slower, and equal must not mean that far apart. */
+bool cct_estimated_slower(const cct_gain_est *g, double noise, double tie);
+
 /* Order among configurations that are not significantly different, given NCCL's own choice
  * (nccl_algo, nccl_proto; -1 unknown): NCCL's choice itself (its algorithm and protocol at
  * NCCL's channel count) first, then its algorithm and protocol at another channel count, then

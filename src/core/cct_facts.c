@@ -54,6 +54,8 @@ static const cct_proto_facts protos[CCT_NUM_PROTOS] = {
     [CCT_PROTO_SIMPLE] = {"simple", "Simple", "NCCL_BUFFSIZE", 1u << 22},
 };
 
+const int cct_buffsize_protos[CCT_NUM_PROTOS] = {CCT_PROTO_SIMPLE, CCT_PROTO_LL, CCT_PROTO_LL128};
+
 const cct_coll_facts *cct_coll_facts_of(int coll)
 {
     return coll >= 0 && coll < CCT_NUM_COLLS ? &colls[coll] : NULL;
@@ -75,11 +77,15 @@ int cct_coll_ring_steps(int coll, int ranks)
     return f ? f->ring_a * ranks + f->ring_b : 0;
 }
 
-int cct_coll_size_blocks(int coll, int ranks)
+bool cct_coll_per_rank(int coll)
 {
     const cct_coll_facts *f = cct_coll_facts_of(coll);
-    bool per_rank = f && (f->send_span == CCT_SPAN_PER_RANK || f->recv_span == CCT_SPAN_PER_RANK);
-    return per_rank ? ranks : 1;
+    return f && (f->send_span == CCT_SPAN_PER_RANK || f->recv_span == CCT_SPAN_PER_RANK);
+}
+
+int cct_coll_size_blocks(int coll, int ranks)
+{
+    return cct_coll_per_rank(coll) ? ranks : 1;
 }
 
 bool cct_coll_has_algo(int coll, int algo)

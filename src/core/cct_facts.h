@@ -57,6 +57,10 @@ typedef struct cct_proto_facts {
     uint64_t buffsize_default; /* NCCL's default for it, bytes */
 } cct_proto_facts;
 
+/* The protocols in the order ccltune lists their buffer sizes (NCCL_BUFFSIZE first, as NCCL's
+ * documentation does): Simple, LL, LL128. */
+extern const int cct_buffsize_protos[CCT_NUM_PROTOS];
+
 /* The row of an item by NCCL index; NULL when out of range. */
 const cct_coll_facts *cct_coll_facts_of(int coll);
 const cct_algo_facts *cct_algo_facts_of(int algo);
@@ -64,6 +68,9 @@ const cct_proto_facts *cct_proto_facts_of(int proto);
 
 /* NCCL's ring step count for a collective over `ranks` ranks; 0 for an unknown one. */
 int cct_coll_ring_steps(int coll, int ranks);
+/* True when one of the collective's buffers holds a block per rank (allgather, reducescatter):
+ * its size in bytes is the NCCL count's bytes times the ranks. */
+bool cct_coll_per_rank(int coll);
 /* Blocks of NCCL count in the larger buffer: `ranks` for allgather and reducescatter (a size
  * is the per-rank count times the ranks), 1 otherwise. */
 int cct_coll_size_blocks(int coll, int ranks);

@@ -13,6 +13,8 @@
  * (nccl_algo/nccl_proto of each point), when the log has them.
  */
 #include "cct_nccltests_run.h"
+
+#include "cct_facts.h"
 #include "cct_grow.h"
 
 #include <math.h>
@@ -333,8 +335,7 @@ static void nccl_choice(const cct_nt_run *run, int coll, int ranks, uint64_t siz
                         int *proto)
 {
     *algo = *proto = -1;
-    uint64_t per =
-        (coll == CCT_COLL_ALLGATHER || coll == CCT_COLL_REDUCESCATTER) ? (uint64_t)ranks : 1;
+    uint64_t per = cct_coll_per_rank(coll) ? (uint64_t)ranks : 1;
     for (size_t i = 0; i < run->n_tuning; i++) {
         const cct_nt_tuning *t = &run->tuning[i];
         if (t->coll != coll || t->mixed || t->bytes > UINT64_MAX / per || t->bytes * per != size)

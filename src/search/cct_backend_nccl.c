@@ -37,6 +37,7 @@
 #include "../plugin/ccltune_control.h"
 #include "cct_facts.h"
 #include "cct_space.h"
+#include "cct_say.h"
 
 /* the kernels take the facts table's result codes as plain numbers */
 _Static_assert((int)CCT_KOP_ROOT_COPY == (int)CCT_RESULT_ROOT_COPY &&
@@ -473,7 +474,7 @@ static cct_status register_buffers(nccl_ctx *c)
     if (r == ncclSuccess)
         r = ncclCommRegister(c->comm, c->reg_recv, bytes, &c->reg_recv_handle);
     if (r != ncclSuccess) {
-        fprintf(stderr,
+        cct_say(CCT_SAY_ERR,
                 "ccltune search: rank %d: ncclCommRegister failed (%s); registered-buffer "
                 "configurations are recorded unsupported\n",
                 c->p.rank, ncclGetErrorString(r));
@@ -820,7 +821,7 @@ void cct_nccl_backend_destroy(cct_backend *backend)
         return;
     deregister_buffers(c);
     if (c->comm_nc && c->p.rank == 0)
-        fprintf(stderr,
+        cct_say(CCT_SAY_ERR,
                 "ccltune bench: NCCL's default timed on the main communicator (its choice from "
                 "the second one forced) in %ld of %ld timings\n",
                 c->nc_choice.moved, c->nc_choice.timings);

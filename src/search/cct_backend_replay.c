@@ -30,6 +30,7 @@
 #include "cct_exit.h"
 #include "cct_search.h"
 #include "cct_search_run.h"
+#include "cct_say.h"
 
 typedef struct replay_ctx {
     cct_point *points;
@@ -318,7 +319,7 @@ int cct_search_replay(cct_search_opts *o, cct_error *out)
         free(points);
         return cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
     }
-    fprintf(stderr,
+    cct_say(CCT_SAY_ERR,
             "ccltune search: replaying %zu recorded points from %s (no GPU is used); run %lld "
             "in %s, %zu sessions\n",
             n, o->replay_path, (long long)run.run_id, o->store_path, run.plan.n_sessions);
@@ -329,7 +330,7 @@ int cct_search_replay(cct_search_opts *o, cct_error *out)
     } else {
         for (size_t s = 0; s < run.plan.n_sessions && code == CCT_EXIT_OK; s++) {
             if (!cct_search_session_wanted(o, &run.plan, s, run.ll128_allowed)) {
-                fprintf(stderr, "session %zu/%zu: skipped (forces LL128, not enabled here)\n",
+                cct_say(CCT_SAY_ERR, "session %zu/%zu: skipped (forces LL128, not enabled here)\n",
                         s + 1, run.plan.n_sessions);
                 continue;
             }
@@ -350,7 +351,7 @@ int cct_search_replay(cct_search_opts *o, cct_error *out)
             if (st != CCT_OK)
                 code = cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
             else
-                fprintf(stderr,
+                cct_say(CCT_SAY_ERR,
                         "session %zu/%zu: %zu measured, %zu already stored, %zu corrupt, "
                         "%zu unsupported, %zu noisy, %d restart(s) after hangs\n",
                         s + 1, run.plan.n_sessions, sched.points_done, sched.points_skipped,
@@ -358,7 +359,7 @@ int cct_search_replay(cct_search_opts *o, cct_error *out)
         }
         /* the recorded times of every call the schedule made: what the search would have
          * spent measuring on the recorded machine (start-up and host work aside) */
-        fprintf(stderr, "replay: simulated measuring time %.3f s\n",
+        cct_say(CCT_SAY_ERR, "replay: simulated measuring time %.3f s\n",
                 cct_replay_backend_busy_us(&backend) / 1e6);
         cct_replay_backend_destroy(&backend);
     }
@@ -366,6 +367,6 @@ int cct_search_replay(cct_search_opts *o, cct_error *out)
     cct_search_end(&run, code == CCT_EXIT_OK ? CCT_RUN_DONE : CCT_RUN_FAILED, &err);
     free(points);
     if (code == CCT_EXIT_OK)
-        printf("%lld\n", (long long)id);
+        cct_say(CCT_SAY_OUT, "%lld\n", (long long)id);
     return code;
 }

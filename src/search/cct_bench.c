@@ -93,6 +93,17 @@ bool cct_bench_generic_candidate(const cct_table *t, int coll, int algo, int pro
     return proto >= 0 && proto < CCT_NUM_PROTOS;
 }
 
+/* Whether the search's space forces (algo, proto) (its --algos and --protos). */
+static bool in_space(const cct_space *s, int algo, int proto)
+{
+    bool a = false, p = false;
+    for (size_t i = 0; i < s->n_algos; i++)
+        a |= s->algos[i] == algo;
+    for (size_t i = 0; i < s->n_protos; i++)
+        p |= s->protos[i] == proto;
+    return a && p;
+}
+
 /* The oracle's forced candidates for c's collective, appended to its group: the
  * configurations the table has models for (at its buffer sizes) and the ones its rules
  * apply (but LL128 where the verdict forbids it), in any section of this collective and
@@ -127,12 +138,12 @@ static cct_status push_candidates(const cct_search_opts *o, const cct_table *t, 
         }
     }
     c->channels = 0;
-    for (size_t a = 0; st == CCT_OK && a < o->space.n_algos; a++)
-        for (size_t p = 0; st == CCT_OK && p < o->space.n_protos; p++) {
-            if (!cct_bench_generic_candidate(t, c->coll, o->space.algos[a], o->space.protos[p]))
+    for (int a = 0; st == CCT_OK && a < CCT_NUM_ALGOS; a++)
+        for (int p = 0; st == CCT_OK && p < CCT_NUM_PROTOS; p++) {
+            if (!in_space(&o->space, a, p) || !cct_bench_generic_candidate(t, c->coll, a, p))
                 continue;
-            c->algo = o->space.algos[a];
-            c->proto = o->space.protos[p];
+            c->algo = a;
+            c->proto = p;
             st = push_config(cfgs, n, cap, first, c, err);
         }
     return st;

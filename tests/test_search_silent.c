@@ -122,20 +122,15 @@ static int setup(void **state)
 {
     (void)state;
     dir = ct_tmpdir("search-silent");
-    const char *src = getenv("CCT_TEST_SRCDIR");
-    if (!dir || !src)
-        return -1;
-    recording = malloc(4200);
-    snprintf(recording, 4200, "%s/recording.db", dir);
-    char from[4200];
-    snprintf(from, sizeof from, "%s/data/h200/search-2ranks.db.gz", src);
-    return recorded_copy(from, recording) ? 0 : -1;
+    recording = recorded_copy_into(dir, "h200/search-2ranks.db.gz", "recording.db");
+    return recording ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    ct_rm_rf(dir);
+    if (dir)
+        ct_rm_rf(dir);
     free(dir);
     free(recording);
     return 0;

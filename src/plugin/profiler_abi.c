@@ -61,9 +61,9 @@ static ncclResult_t start_v6(void *ctx, void **handle, ncclProfilerEventDescr_v6
     if (!handle)
         return ncclSuccess;
     *handle = NULL;
-    if (!ctx || !d)
+    if (!d)
         return ncclSuccess;
-    if (d->type == CCT_PROF_COLL)
+    if (d->type == CCT_PROF_COLL && ctx)
         *handle = cct_recorder_coll(ctx, d->coll.func, d->coll.count, d->coll.datatype,
                                     d->coll.nChannels, d->coll.algo, d->coll.proto);
     else if (d->type == CCT_PROF_KERNEL_CH)
@@ -81,9 +81,9 @@ static ncclResult_t start_v4(void *ctx, void **handle, ncclProfilerEventDescr_v4
     if (!handle)
         return ncclSuccess;
     *handle = NULL;
-    if (!ctx || !d)
+    if (!d)
         return ncclSuccess;
-    if (d->type == CCT_PROF_COLL)
+    if (d->type == CCT_PROF_COLL && ctx)
         *handle = cct_recorder_coll(ctx, d->coll.func, d->coll.count, d->coll.datatype,
                                     d->coll.nChannels, d->coll.algo, d->coll.proto);
     else if (d->type == CCT_PROF_KERNEL_CH)

@@ -427,7 +427,7 @@ static void test_audit(void **state)
     snprintf(args, sizeof args, "'%s'", bad_path);
     assert_int_equal(run_audit(args, &out), 0);
     assert_null(strstr(out, "MISMATCH"));
-    assert_non_null(strstr(out, "35 calls in 1 recordings"));
+    assert_non_null(strstr(out, "35 calls in 1 recording (1 communicator)"));
     free(out);
 
     /* a damaged recording: exit 2 and FILE:OFFSET */

@@ -157,9 +157,10 @@ static void print_text(const cct_audit *a, const char *table)
             printf("  MISMATCH");
         printf("\n");
     }
-    printf("%llu calls in %zu recordings (%zu communicators), %llu with GPU time, %.3f ms GPU "
-           "in all\n",
-           (unsigned long long)a->calls, a->n_recordings, a->n_comms, (unsigned long long)a->timed,
+    printf("%llu calls in %zu recording%s (%zu communicator%s), %llu with GPU time, %.3f ms "
+           "GPU in all\n",
+           (unsigned long long)a->calls, a->n_recordings, a->n_recordings == 1 ? "" : "s",
+           a->n_comms, a->n_comms == 1 ? "" : "s", (unsigned long long)a->timed,
            (double)a->total_ns / 1e6);
     if (a->dropped || a->late)
         printf("not counted: %llu calls (a recorder's table was full), %llu late kernel "

@@ -306,6 +306,35 @@ static void test_full_table_and_late(void **state)
     cct_recording_destroy(&rec);
 }
 
+/* The library unloaded (last communicator gone) and loaded again in the same process adds
+ * a second file instead of replacing the first; a forked child writes nothing. */
+static void test_reload_and_fork(void **state)
+{
+    (void)state;
+    setenv("CCLTUNE_RECORD", dir, 1);
+    for (int load = 0; load < 2; load++) {
+        assert_true(pf_open(&P));
+        int mask;
+        void *ctx = init5(0, 2, 2, 0x100 + (uint64_t)load, &mask);
+        pf_coll(P.v5, ctx, "AllReduce", 16, "ncclFloat32", 1, "RING", "LL", 0, 4000);
+        if (load == 1) {
+            pid_t child = fork();
+            assert_true(child >= 0);
+            if (child == 0) {
+                P.v5->finalize(ctx); /* the child's last communicator: no file */
+                exit(0);             /* the unload destructor runs: no file either */
+            }
+            int st;
+            assert_int_equal(waitpid(child, &st, 0), child);
+            assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+            assert_int_equal(pf_find_rec(dir, NULL), 1);
+        }
+        assert_int_equal(P.v5->finalize(ctx), ncclSuccess);
+        assert_true(pf_close(&P));
+        assert_int_equal(pf_find_rec(dir, NULL), load + 1);
+    }
+}
+
 /* ---- ccltune audit ---- */
 
 static const char *audit_table =
@@ -459,6 +488,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_record_roundtrip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_v4_and_v6, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_table_and_late, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reload_and_fork, setup, teardown),
         cmocka_unit_test_setup_teardown(test_audit, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -297,8 +297,8 @@ static cct_status read_comm(cursor *c, cct_rec_comm *m)
     memset(m, 0, sizeof *m);
     if ((st = expect_word(c, "comm")) || (st = field_u64(c, "id", 16, &m->id)) ||
         (st = field_int(c, "rank", 0, 1 << 24, &m->rank)) ||
-        (st = field_int(c, "ranks", 1, 1 << 24, &m->ranks)) ||
-        (st = field_int(c, "nodes", 1, 1 << 24, &m->nodes)) ||
+        (st = field_int(c, "ranks", 0, 1 << 24, &m->ranks)) ||
+        (st = field_int(c, "nodes", 0, 1 << 24, &m->nodes)) ||
         (st = field_int(c, "abi", 1, 1000, &m->abi)) ||
         (st = field_u64(c, "dropped", 10, &m->dropped)) ||
         (st = field_u64(c, "late", 10, &m->late)))

@@ -6,10 +6,11 @@
  * off for the process (the job runs as if the variable were unset).  Each communicator's
  * recorder is listed here at init; when the last open communicator finalizes, every
  * recorder of the process (finalized ones included, so communicators created later only
- * add to the file) is written to DIR/ccltune-HOST-PID.rec through cct_atomic_file: the
+ * add to the file) is written to DIR/ccltune-HOST-PID-N.rec through cct_atomic_file: the
  * file holds the old content or the new, never a part, and no other process's file is
  * touched.  Jobs that never destroy their communicators get their file from the unload
- * destructor (process exit).  Init and finalize take a mutex; events never do.
+ * destructor (process exit); a forked child never writes its parent's recording.  Init
+ * and finalize take a mutex; events never do.
  * Recorders are freed only at unload: NCCL's proxy thread may still report a late kernel
  * channel of a finalized communicator, which must land in memory that is still ours.
  */
@@ -36,6 +37,8 @@ static cct_recorder *recorders; /* every recorder of this load, newest first */
 static int open_count;
 static bool dirty; /* something not yet in the file */
 static time_t started;
+static pid_t owner;               /* the process that opened the first recorder (not a fork) */
+static char out_path[4096 + 320]; /* chosen at the first write of this load */
 
 static void read_env(void)
 {
@@ -81,8 +84,10 @@ cct_recorder *cct_prof_open(uint64_t comm_id, int rank, int nranks, int nnodes, 
     cct_recorder_setup(r, comm_id, rank, nranks, nnodes, abi);
     r->log = log;
     pthread_mutex_lock(&list_mu);
-    if (!recorders)
+    if (!recorders) {
         started = time(NULL);
+        owner = getpid();
+    }
     r->next_rec = recorders;
     recorders = r;
     open_count++;
@@ -131,15 +136,23 @@ static size_t count_rows(cct_recorder *r)
     return n;
 }
 
+/* gethostname with every character but [A-Za-z0-9._-] replaced by '_'. */
+static void host_name(char *host, size_t len)
+{
+    host[0] = '\0';
+    if (gethostname(host, len - 1) != 0 || !host[0])
+        snprintf(host, len, "unknown");
+    host[len - 1] = '\0';
+    for (char *p = host; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '_' || *p == '-'))
+            *p = '_';
+}
+
 void cct_prof_write_all(FILE *f)
 {
-    char host[256] = "unknown";
-    if (gethostname(host, sizeof host - 1) != 0 || !host[0])
-        snprintf(host, sizeof host, "unknown");
-    host[sizeof host - 1] = '\0';
-    for (char *p = host; *p; p++)
-        if (*p <= ' ' || *p == '=' || *p > '~')
-            *p = '_';
+    char host[256];
+    host_name(host, sizeof host);
     fprintf(f, "%s %d\n", CCT_REC_MAGIC, CCT_REC_VERSION);
     fprintf(f, "# what NCCL ran, recorded by libnccl-tuner-ccltune.so (docs/plugin.md)\n");
     fprintf(f,
@@ -151,7 +164,8 @@ void cct_prof_write_all(FILE *f)
     for (cct_recorder *r = recorders; r; r = r->next_rec) {
         fprintf(
             f, "comm id=%016llx rank=%d ranks=%d nodes=%d abi=%d dropped=%llu late=%llu rows=%zu\n",
-            (unsigned long long)r->comm_id, r->rank, r->nranks, r->nnodes, r->abi,
+            (unsigned long long)r->comm_id, r->rank > 0 ? r->rank : 0,
+            r->nranks > 0 ? r->nranks : 0, r->nnodes > 0 ? r->nnodes : 0, r->abi,
             (unsigned long long)atomic_load(&r->dropped), (unsigned long long)atomic_load(&r->late),
             count_rows(r));
         write_rows(f, r, &rows);
@@ -160,18 +174,36 @@ void cct_prof_write_all(FILE *f)
     fprintf(f, "end comms=%zu rows=%zu\n", comms, rows);
 }
 
+/* The file of this load: DIR/ccltune-HOST-PID-N.rec with the first N whose file does not
+ * exist (list_mu held), so that a library loaded again in the same process, or a process
+ * that reuses an earlier one's id, adds a file instead of replacing one. */
+static bool choose_path(cct_error *err)
+{
+    if (out_path[0])
+        return true;
+    char host[256];
+    host_name(host, sizeof host);
+    struct stat st;
+    for (int n = 0; n < 10000; n++) {
+        snprintf(out_path, sizeof out_path, "%s/ccltune-%s-%ld-%d.rec", record_dir, host,
+                 (long)getpid(), n);
+        if (lstat(out_path, &st) != 0 && errno == ENOENT)
+            return true;
+    }
+    out_path[0] = '\0';
+    cct_error_set(err, CCT_EIO, "%s: no free file name ccltune-%s-%ld-N.rec", record_dir, host,
+                  (long)getpid());
+    return false;
+}
+
 /* Write the file (list_mu held).  false and why on failure. */
 static bool write_file(cct_error *err)
 {
-    char path[sizeof record_dir + 320];
-    char host[256] = "unknown";
-    if (gethostname(host, sizeof host - 1) != 0 || !host[0])
-        snprintf(host, sizeof host, "unknown");
-    host[sizeof host - 1] = '\0';
-    for (char *p = host; *p; p++)
-        if (*p == '/' || *p <= ' ' || *p > '~')
-            *p = '_';
-    snprintf(path, sizeof path, "%s/ccltune-%s-%ld.rec", record_dir, host, (long)getpid());
+    if (getpid() != owner)
+        return true; /* a forked child: the recording is its parent's to write */
+    if (!choose_path(err))
+        return false;
+    const char *path = out_path;
     cct_atomic_file a;
     if (cct_atomic_open(&a, path, 0644, err) != CCT_OK)
         return false;

@@ -306,6 +306,33 @@ static void test_full_table_and_late(void **state)
     cct_recording_destroy(&rec);
 }
 
+/* CCLTUNE_RECORD set but NCCL never initialised the profiler (NCCL_PROFILER_PLUGIN unset):
+ * the tuner's init says once that nothing is recorded; with the profiler loaded it is
+ * silent. */
+static void test_record_without_profiler_warns(void **state)
+{
+    (void)state;
+    setenv("CCLTUNE_RECORD", dir, 1);
+    ncclNvlDomainInfo_v5_t nvl = {2, 1, 1};
+    for (int with_profiler = 0; with_profiler < 2; with_profiler++) {
+        tu_log_clear();
+        assert_true(pf_open(&P));
+        void *t[3], *p = NULL;
+        int mask;
+        if (with_profiler)
+            p = init5(0, 2, 2, 0x5, &mask);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(P.tuner5->init(&t[i], 0x5, 2, 2, tu_logger, &nvl, NULL), ncclSuccess);
+        assert_int_equal(tu_log_count(NCCL_LOG_WARN, "NCCL_PROFILER_PLUGIN"),
+                         with_profiler ? 0 : 1);
+        for (int i = 0; i < 3; i++)
+            P.tuner5->finalize(t[i]);
+        if (p)
+            P.v5->finalize(p);
+        assert_true(pf_close(&P));
+    }
+}
+
 /* The library unloaded (last communicator gone) and loaded again in the same process adds
  * a second file instead of replacing the first; a forked child writes nothing. */
 static void test_reload_and_fork(void **state)
@@ -489,6 +516,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_v4_and_v6, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_table_and_late, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reload_and_fork, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_record_without_profiler_warns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_audit, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

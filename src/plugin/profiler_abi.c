@@ -20,6 +20,7 @@
 static ncclResult_t init_common(int abi, void **ctx, uint64_t comm_id, int *mask, int nnodes,
                                 int nranks, int rank, ncclDebugLogger_t log)
 {
+    cct_prof_note_init();
     if (ctx)
         *ctx = NULL;
     if (mask)

@@ -124,6 +124,13 @@ cct_recorder *cct_prof_open(uint64_t comm_id, int rank, int nranks, int nnodes, 
                             ncclDebugLogger_t log);
 /* Finalize a communicator; writes the process's file when it was the last one open. */
 void cct_prof_close(cct_recorder *r);
+/* A profiler init happened in this load (whatever it answered). */
+void cct_prof_note_init(void);
+/* At a tuner init: when CCLTUNE_RECORD is set but NCCL never initialised this library as
+ * its profiler (NCCL_PROFILER_PLUGIN unset or naming another library, or an NCCL without
+ * profiler v4+), one WARN per load says that nothing is recorded.  NCCL initialises the
+ * profiler of a communicator before its tuner. */
+void cct_prof_tuner_check(ncclDebugLogger_t log);
 /* Write every recorder of the process to f in the recording format. */
 void cct_prof_write_all(FILE *f);
 

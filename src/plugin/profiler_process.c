@@ -31,6 +31,7 @@ static char record_dir[4096];
 static char record_why[512]; /* why CCLTUNE_RECORD was refused; "" when fine or unset */
 static bool record_on;
 static atomic_bool warned;
+static atomic_bool profiler_seen, tuner_warned;
 
 static pthread_mutex_t list_mu = PTHREAD_MUTEX_INITIALIZER;
 static cct_recorder *recorders; /* every recorder of this load, newest first */
@@ -68,6 +69,21 @@ const char *cct_prof_record_dir(ncclDebugLogger_t log)
     if (record_why[0] && !atomic_exchange(&warned, true))
         CCT_WARN(log, "%s; recording what NCCL ran is off for this process", record_why);
     return record_on ? record_dir : NULL;
+}
+
+void cct_prof_note_init(void)
+{
+    atomic_store(&profiler_seen, true);
+}
+
+void cct_prof_tuner_check(ncclDebugLogger_t log)
+{
+    const char *dir = getenv("CCLTUNE_RECORD");
+    if (!dir || !dir[0] || atomic_load(&profiler_seen) || atomic_exchange(&tuner_warned, true))
+        return;
+    CCT_WARN(log, "CCLTUNE_RECORD is set but NCCL did not load this library as its profiler: "
+                  "nothing is recorded (set NCCL_PROFILER_PLUGIN to this library's path; "
+                  "NCCL 2.26 or later)");
 }
 
 cct_recorder *cct_prof_open(uint64_t comm_id, int rank, int nranks, int nnodes, int abi,
@@ -239,7 +255,15 @@ void cct_prof_close(cct_recorder *r)
 
 __attribute__((destructor)) static void at_unload(void)
 {
-    pthread_mutex_lock(&list_mu);
+    /* at exit another thread may still be inside an init or finalize: wait for it at most
+     * about a second rather than risk hanging the exit */
+    int tries = 0;
+    while (pthread_mutex_trylock(&list_mu) != 0) {
+        if (++tries > 1000)
+            return;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
     if (dirty && record_on) {
         for (cct_recorder *r = recorders; r; r = r->next_rec)
             if (!r->closed)

@@ -372,8 +372,9 @@ static const char *audit_table =
     "        - {min_bytes: 0, max_bytes: 64KiB, algo: ring, proto: ll, channels: 2}\n"
     "        - {min_bytes: 64KiB, max_bytes: inf, algo: tree, proto: simple}\n";
 
-/* Record rank r of a 4-rank job: allreduce 1 KiB ring/ll/2, 1 MiB tree/simple, allgather
- * 4 KiB (no section in the table); `bad` more 1 KiB calls on ring/simple. */
+/* Record rank r of a 4-rank job: allreduce 1 KiB ring/ll/2 and ring/ll/1, 1 MiB
+ * tree/simple, allgather 4 KiB (no section in the table); with `bad`, that many more 1 KiB
+ * calls on ring/simple and two on ring/ll/4 (over the rule's 2 channels). */
 static void record_rank(int r, int bad)
 {
     int mask;
@@ -385,8 +386,14 @@ static void record_rank(int r, int bad)
         pf_coll(P.v5, ctx, "AllReduce", 262144, "ncclFloat32", 4, "TREE", "SIMPLE", 0, 900000);
     for (int i = 0; i < 7; i++)
         pf_coll(P.v5, ctx, "AllGather", 256, "ncclFloat32", 2, "RING", "LL", 0, 15000);
+    /* fewer channels than the rule's cap: NCCL spreads small messages thin, as asked */
+    for (int i = 0; i < 4; i++)
+        pf_coll(P.v5, ctx, "AllReduce", 256, "ncclFloat32", 1, "RING", "LL", 0, 21000);
     for (int i = 0; i < bad; i++)
         pf_coll(P.v5, ctx, "AllReduce", 256, "ncclFloat32", 2, "RING", "SIMPLE", 0, 30000);
+    /* more channels than the cap: not what the rule asked */
+    for (int i = 0; i < (bad ? 2 : 0); i++)
+        pf_coll(P.v5, ctx, "AllReduce", 256, "ncclFloat32", 4, "RING", "LL", 0, 9000);
     assert_int_equal(P.v5->finalize(ctx), ncclSuccess);
 }
 
@@ -425,20 +432,20 @@ static void test_audit(void **state)
     assert_int_equal(cct_table_load_file(table, &t, &err), CCT_OK);
     cct_audit a;
     assert_int_equal(cct_audit_run(&rec, 1, &t, &a, &err), CCT_OK);
-    assert_int_equal(a.calls, 32);
-    assert_int_equal(a.as_asked, 25);
+    assert_int_equal(a.calls, 36);
+    assert_int_equal(a.as_asked, 29);
     assert_int_equal(a.left, 7);
     assert_int_equal(a.mismatched, 0);
     cct_audit_destroy(&a);
     assert_int_equal(cct_audit_run(&rec, 1, NULL, &a, &err), CCT_OK);
-    assert_int_equal(a.n_lines, 3);
+    assert_int_equal(a.n_lines, 4);
     assert_int_equal(a.as_asked + a.left + a.mismatched, 0);
     cct_audit_destroy(&a);
 
     char args[8192], *out;
     snprintf(args, sizeof args, "'%s' --table '%s'", dir, table);
     assert_int_equal(run_audit(args, &out), 0);
-    assert_non_null(strstr(out, "25 calls ran the table's choice, 7 were left to NCCL, 0 "
+    assert_non_null(strstr(out, "29 calls ran the table's choice, 7 were left to NCCL, 0 "
                                 "mismatched"));
     assert_null(strstr(out, "MISMATCH"));
     free(out);
@@ -453,8 +460,8 @@ static void test_audit(void **state)
     assert_int_equal(pf_find_rec(dir, &bad_path), 1);
     assert_int_equal(cct_recording_load_file(bad_path, &rec, &err), CCT_OK);
     assert_int_equal(cct_audit_run(&rec, 1, &t, &a, &err), CCT_OK);
-    assert_int_equal(a.mismatched, 3);
-    assert_int_equal(a.mismatch_lines, 1);
+    assert_int_equal(a.mismatched, 5);
+    assert_int_equal(a.mismatch_lines, 2);
     cct_audit_destroy(&a);
     cct_recording_destroy(&rec);
 
@@ -462,7 +469,7 @@ static void test_audit(void **state)
     assert_int_equal(run_audit(args, &out), 1);
     assert_non_null(strstr(out, "MISMATCH"));
     assert_non_null(strstr(out, "table asks ring/ll/2"));
-    assert_non_null(strstr(out, "3 mismatched (1 configuration)"));
+    assert_non_null(strstr(out, "5 mismatched (2 configurations)"));
     free(out);
 
     /* JSON: one object, the same counts */
@@ -473,9 +480,9 @@ static void test_audit(void **state)
     if (cct_json_parse(&doc, out, strlen(out), "audit.json", &err) != CCT_OK)
         fail_msg("%s\n%s", err.msg, out);
     const cct_json_node *root = cct_json_root(&doc);
-    assert_string_equal(cct_json_text(&doc, cct_json_member(&doc, root, "mismatched")), "3");
-    assert_string_equal(cct_json_text(&doc, cct_json_member(&doc, root, "as_asked")), "25");
-    assert_string_equal(cct_json_text(&doc, cct_json_member(&doc, root, "calls")), "35");
+    assert_string_equal(cct_json_text(&doc, cct_json_member(&doc, root, "mismatched")), "5");
+    assert_string_equal(cct_json_text(&doc, cct_json_member(&doc, root, "as_asked")), "29");
+    assert_string_equal(cct_json_text(&doc, cct_json_member(&doc, root, "calls")), "41");
     cct_json_destroy(&doc);
     free(out);
 
@@ -483,7 +490,7 @@ static void test_audit(void **state)
     snprintf(args, sizeof args, "'%s'", bad_path);
     assert_int_equal(run_audit(args, &out), 0);
     assert_null(strstr(out, "MISMATCH"));
-    assert_non_null(strstr(out, "35 calls in 1 recording (1 communicator)"));
+    assert_non_null(strstr(out, "41 calls in 1 recording (1 communicator)"));
     free(out);
 
     /* a damaged recording: exit 2 and FILE:OFFSET */

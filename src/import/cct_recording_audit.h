@@ -8,7 +8,8 @@
  * ([2^k, 2^(k+1)) bytes); with one they are the bands of the rule that covers the size in
  * the section for the communicator's shape (as the tuner finds it for a single call on
  * unregistered buffers: pipe_ops 1, reg_buff 0).  Each line is then "as asked" (algorithm
- * and protocol equal the rule's, and its channel count when the rule sets one), "left to
+ * and protocol equal the rule's, and no more channels than the rule sets: the tuner's count
+ * is a cap, under which NCCL spreads small messages over fewer channels), "left to
  * NCCL" (no section or rule for it, or a collective a tuner is never asked about) or a
  * mismatch.  Calls are counted per rank: a collective on 4 ranks is 4 calls.
  *

@@ -11,6 +11,7 @@
  * (the file is rewritten with all of them); and `ccltune audit` on the recordings, with
  * and without a table, text and JSON, and its exit status.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -369,7 +370,9 @@ static const char *audit_table =
     "    - ranks: 4\n"
     "      nodes: 4\n"
     "      rules:\n"
-    "        - {min_bytes: 0, max_bytes: 64KiB, algo: ring, proto: ll, channels: 2}\n"
+    "        - {min_bytes: 0, max_bytes: 64KiB, algo: ring, proto: ll, channels: 2,\n"
+    "           predicted_us: 20.0, ref_bytes: 1024,\n"
+    "           evidence: {gain: 1.5, ci: [1.25, 2.0], noise: 0.04, cycles: 8}}\n"
     "        - {min_bytes: 64KiB, max_bytes: inf, algo: tree, proto: simple}\n";
 
 /* Record rank r of a 4-rank job: allreduce 1 KiB ring/ll/2 and ring/ll/1, 1 MiB
@@ -422,6 +425,11 @@ static void test_audit(void **state)
     record_rank(0, 0);
     assert_true(pf_close(&P));
     char *text = tu_table_yaml("NVIDIA H200", "9.0", "2.28.9", 1, false, audit_table);
+    /* evidence needs table format 2, where `created` is called `measured` */
+    memcpy(strstr(text, "ccltune_table: 1"), "ccltune_table: 2", 16);
+    char *created = strstr(text, "  created:");
+    memmove(created + 11, created + 10, strlen(created + 10) + 1);
+    memcpy(created, "  measured:", 11);
     char *table = tu_write_temp(text);
     free(text);
 
@@ -436,6 +444,14 @@ static void test_audit(void **state)
     assert_int_equal(a.as_asked, 29);
     assert_int_equal(a.left, 7);
     assert_int_equal(a.mismatched, 0);
+    /* ring/ll: 20 calls x 20001 ns + 4 x 21000 ns under a measured gain of 1.5 [1.25, 2];
+     * tree/simple has no evidence: 5 calls not estimated */
+    double ll_ns = 20 * 20001.0 + 4 * 21000.0;
+    assert_true(fabs(a.evidence_ns - ll_ns) < 1e-6);
+    assert_true(fabs(a.saved_ns - 0.5 * ll_ns) < 1e-6);
+    assert_true(fabs(a.saved_lo_ns - 0.25 * ll_ns) < 1e-6);
+    assert_true(fabs(a.saved_hi_ns - 1.0 * ll_ns) < 1e-6);
+    assert_int_equal(a.no_evidence_calls, 5);
     cct_audit_destroy(&a);
     assert_int_equal(cct_audit_run(&rec, 1, NULL, &a, &err), CCT_OK);
     assert_int_equal(a.n_lines, 4);
@@ -448,6 +464,8 @@ static void test_audit(void **state)
     assert_non_null(strstr(out, "29 calls ran the table's choice, 7 were left to NCCL, 0 "
                                 "mismatched"));
     assert_null(strstr(out, "MISMATCH"));
+    assert_non_null(strstr(out, "estimated saving: 0.242 ms GPU (95 % CI 0.121..0.484)"));
+    assert_non_null(strstr(out, "no estimate for 5 calls"));
     free(out);
 
     /* a second process (another rank) ran 1 KiB on ring/simple: NCCL did not run the rule */

@@ -172,6 +172,17 @@ static void print_text(const cct_audit *a, const char *table)
                table, (unsigned long long)a->as_asked, (unsigned long long)a->left,
                (unsigned long long)a->mismatched, a->mismatch_lines,
                a->mismatch_lines == 1 ? "" : "s");
+    if (table && a->evidence_ns > 0)
+        printf("estimated saving: %.3f ms GPU (95 %% CI %.3f..%.3f), %.1f %% of the %.3f ms the "
+               "recorded calls would have taken with NCCL's own choices; from each rule's "
+               "measured gain over NCCL's choice (at its reference size) applied to the %.3f ms "
+               "spent under rules with evidence\n",
+               a->saved_ns / 1e6, a->saved_lo_ns / 1e6, a->saved_hi_ns / 1e6,
+               100.0 * a->saved_ns / ((double)a->total_ns + a->saved_ns),
+               ((double)a->total_ns + a->saved_ns) / 1e6, a->evidence_ns / 1e6);
+    if (table && a->no_evidence_calls)
+        printf("no estimate for %llu calls that ran rules without measured evidence\n",
+               (unsigned long long)a->no_evidence_calls);
 }
 
 static void json_str(const char *s)
@@ -200,9 +211,12 @@ static void print_json(const cct_audit *a, const char *table)
         json_str(table);
     else
         printf("null");
-    printf(",\"as_asked\":%llu,\"left_to_nccl\":%llu,\"mismatched\":%llu,\"lines\":[",
+    printf(",\"as_asked\":%llu,\"left_to_nccl\":%llu,\"mismatched\":%llu,"
+           "\"evidence_ns\":%.0f,\"saved_ns\":%.0f,\"saved_lo_ns\":%.0f,\"saved_hi_ns\":%.0f,"
+           "\"no_evidence_calls\":%llu,\"lines\":[",
            (unsigned long long)a->as_asked, (unsigned long long)a->left,
-           (unsigned long long)a->mismatched);
+           (unsigned long long)a->mismatched, a->evidence_ns, a->saved_ns, a->saved_lo_ns,
+           a->saved_hi_ns, (unsigned long long)a->no_evidence_calls);
     for (size_t i = 0; i < a->n_lines; i++) {
         const cct_audit_line *l = &a->lines[i];
         printf("%s{\"coll\":\"%s\",\"ranks\":%d,\"nodes\":%d,\"band_lo\":%llu,\"band_hi\":",
@@ -220,8 +234,8 @@ static void print_json(const cct_audit *a, const char *table)
             printf("%s%llu", b ? "," : "", (unsigned long long)l->hist[b]);
         printf("],\"verdict\":\"%s\",\"want\":", cct_audit_verdict_name(l->verdict));
         if (l->want_algo >= 0)
-            printf("{\"algo\":\"%s\",\"proto\":\"%s\",\"channels\":%d}", algo_s(l->want_algo),
-                   proto_s(l->want_proto), l->want_channels);
+            printf("{\"algo\":\"%s\",\"proto\":\"%s\",\"channels\":%d,\"gain\":%.4g}",
+                   algo_s(l->want_algo), proto_s(l->want_proto), l->want_channels, l->gain);
         else
             printf("null");
         printf("}");

@@ -43,6 +43,11 @@ static void judge(cct_audit_line *l, const cct_table *table, uint64_t bytes)
     l->want_algo = r->algo;
     l->want_proto = r->proto;
     l->want_channels = r->channels;
+    if (r->gain > 0 && !r->no_baseline) {
+        l->gain = r->gain;
+        l->gain_lo = r->gain_lo > 0 ? r->gain_lo : r->gain;
+        l->gain_hi = r->gain_hi > 0 ? r->gain_hi : r->gain;
+    }
     /* a rule's channel count is a cap: NCCL spreads a small message over fewer channels */
     bool same = l->algo == r->algo && l->proto == r->proto &&
                 (r->channels <= 0 || l->channels <= r->channels);
@@ -105,9 +110,17 @@ static void tally(cct_audit *a)
         a->calls += l->calls;
         a->timed += l->timed;
         a->total_ns += l->total_ns;
-        if (l->verdict == CCT_AUDIT_AS_ASKED)
+        if (l->verdict == CCT_AUDIT_AS_ASKED) {
             a->as_asked += l->calls;
-        else if (l->verdict == CCT_AUDIT_LEFT)
+            if (l->gain > 0 && l->timed) {
+                double t = (double)l->total_ns;
+                a->evidence_ns += t;
+                a->saved_ns += t * (l->gain - 1.0);
+                a->saved_lo_ns += t * (l->gain_lo - 1.0);
+                a->saved_hi_ns += t * (l->gain_hi - 1.0);
+            } else
+                a->no_evidence_calls += l->calls;
+        } else if (l->verdict == CCT_AUDIT_LEFT)
             a->left += l->calls;
         else if (l->verdict == CCT_AUDIT_MISMATCH) {
             a->mismatched += l->calls;

@@ -13,6 +13,10 @@
  * NCCL" (no section or rule for it, or a collective a tuner is never asked about) or a
  * mismatch.  Calls are counted per rank: a collective on 4 ranks is 4 calls.
  *
+ * The saving estimate applies each rule's measured gain over NCCL's own choice (the table's
+ * `evidence`, measured at the rule's reference size) to the GPU time the job spent in that
+ * rule's band: an estimate for the whole band from one measured size, said so where shown.
+ *
  * Ownership: cct_audit_run fills *out; cct_audit_destroy frees it.
  */
 #ifndef CCT_RECORDING_AUDIT_H
@@ -41,6 +45,8 @@ typedef struct cct_audit_line {
     uint64_t hist[CCT_RECORDING_HIST];
     cct_audit_verdict verdict;
     int want_algo, want_proto, want_channels; /* the rule's; -1 without one */
+    double gain, gain_lo, gain_hi; /* the rule's measured evidence (NCCL's time / the rule's,
+                                      95 % CI); 0 when it has none */
 } cct_audit_line;
 
 typedef struct cct_audit {
@@ -50,6 +56,12 @@ typedef struct cct_audit {
     uint64_t calls, timed, total_ns, dropped, late;
     uint64_t as_asked, left, mismatched; /* calls; all 0 without a table */
     size_t mismatch_lines;
+    /* The saving estimate: over calls that ran the table's choice under a rule with measured
+     * evidence, the GPU time they took (evidence_ns) and what NCCL's own choice would have
+     * taken more by the rule's gain: saved = time x (gain - 1), with the CI's ends.
+     * no_evidence_calls: as-asked calls whose rule has no evidence (not estimated). */
+    double evidence_ns, saved_ns, saved_lo_ns, saved_hi_ns;
+    uint64_t no_evidence_calls;
 } cct_audit;
 
 /* table may be NULL.  CCT_ENOMEM is the only failure. */

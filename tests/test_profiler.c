@@ -307,6 +307,24 @@ static void test_full_table_and_late(void **state)
     cct_recording_destroy(&rec);
 }
 
+/* NCCL_PROFILER_PLUGIN=ccltune opens libnccl-profiler-ccltune.so, which `meson install`
+ * links to the library: opened through the link it is the copy the tuner already has. */
+static void test_profiler_name_is_the_same_copy(void **state)
+{
+    (void)state;
+    assert_true(pf_open(&P));
+    char link_path[4200];
+    snprintf(link_path, sizeof link_path, "%s/libnccl-profiler-ccltune.so", dir);
+    assert_int_equal(symlink(getenv("CCT_PLUGIN"), link_path), 0);
+    void *h = dlopen(link_path, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(h);
+    assert_ptr_equal(dlsym(h, "ncclProfiler_v5"), P.v5);
+    assert_ptr_equal(dlsym(h, "ncclTunerPlugin_v5"), P.tuner5);
+    dlclose(h);
+    unlink(link_path);
+    assert_true(pf_close(&P));
+}
+
 /* CCLTUNE_RECORD set but NCCL never initialised the profiler (NCCL_PROFILER_PLUGIN unset):
  * the tuner's init says once that nothing is recorded; with the profiler loaded it is
  * silent. */
@@ -542,6 +560,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_full_table_and_late, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reload_and_fork, setup, teardown),
         cmocka_unit_test_setup_teardown(test_record_without_profiler_warns, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_profiler_name_is_the_same_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_audit, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,6 +49,7 @@ static int teardown(void **state)
     free(dir);
     dir = NULL;
     unsetenv("CCLTUNE_RECORD");
+    unsetenv("CCLTUNE_RECORD_TIME");
     return 0;
 }
 
@@ -259,6 +260,31 @@ static void test_v4_and_v6(void **state)
     assert_non_null(rs);
     assert_int_equal(rs->calls, 1);
     assert_int_equal(rs->timed, 0); /* no kernel channel reported */
+    cct_recording_destroy(&rec);
+}
+
+/* CCLTUNE_RECORD_TIME=0: collective events only (no GPU stamps for NCCL to collect); the
+ * calls and configurations are still recorded, untimed. */
+static void test_record_without_time(void **state)
+{
+    (void)state;
+    setenv("CCLTUNE_RECORD", dir, 1);
+    setenv("CCLTUNE_RECORD_TIME", "0", 1);
+    assert_true(pf_open(&P));
+    int mask;
+    void *ctx = init5(0, 2, 2, 0x7, &mask);
+    assert_int_equal(mask, CCT_PROF_COLL);
+    for (int i = 0; i < 4; i++) /* as NCCL calls it then: no kernel-channel events */
+        pf_coll(P.v5, ctx, "AllReduce", 64, "ncclFloat32", 0, "TREE", "SIMPLE", 0, 0);
+    assert_int_equal(P.v5->finalize(ctx), ncclSuccess);
+    assert_true(pf_close(&P));
+    unsetenv("CCLTUNE_RECORD_TIME");
+    cct_recording rec;
+    load_rec(&rec);
+    const cct_rec_row *r = find_row(&rec.comms[0], 4, 256, 0, 2, 0);
+    assert_non_null(r);
+    assert_int_equal(r->calls, 4);
+    assert_int_equal(r->timed, 0);
     cct_recording_destroy(&rec);
 }
 
@@ -557,6 +583,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_dir_warns_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_record_roundtrip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_v4_and_v6, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_record_without_time, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_table_and_late, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reload_and_fork, setup, teardown),
         cmocka_unit_test_setup_teardown(test_record_without_profiler_warns, setup, teardown),

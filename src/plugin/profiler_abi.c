@@ -3,19 +3,18 @@
  * ncclProfiler_v4, _v5 and _v6, thin adapters onto the recorder (profiler_agg.c).
  *
  * NCCL_PROFILER_PLUGIN naming this library makes NCCL dlsym the newest version it knows.
- * init activates only collective and kernel-channel events, and only when CCLTUNE_RECORD
- * names a usable folder; otherwise it returns eActivationMask 0 and a NULL context, and
- * NCCL calls nothing else (NCCL keeps one mask for the process, and every init here
- * answers the same).  Every entry point returns ncclSuccess: a recorder that cannot
- * record (out of memory, table full) counts or skips, it never fails the job.  Events of
- * other types (NCCL still starts group and API events when collectives are active) get a
+ * init activates only collective and kernel-channel events (collective events alone under
+ * CCLTUNE_RECORD_TIME=0), and only when CCLTUNE_RECORD names a usable folder; otherwise it returns
+ * eActivationMask 0 and a NULL context, and NCCL calls nothing else (NCCL keeps one mask for the
+ * process, and every init here answers the same).  Every entry point returns ncclSuccess: a
+ * recorder that cannot record (out of memory, table full) counts or skips, it never fails the job.
+ * Events of other types (NCCL still starts group and API events when collectives are active) get a
  * NULL handle, which NCCL never stops.
  */
 #include "plugin_internal.h"
 #include "profiler_internal.h"
 
 #define PROFILER_NAME "ccltune"
-#define ACTIVE_EVENTS (CCT_PROF_COLL | CCT_PROF_KERNEL_CH)
 
 static ncclResult_t init_common(int abi, void **ctx, uint64_t comm_id, int *mask, int nnodes,
                                 int nranks, int rank, ncclDebugLogger_t log)
@@ -30,7 +29,7 @@ static ncclResult_t init_common(int abi, void **ctx, uint64_t comm_id, int *mask
     cct_recorder *r = cct_prof_open(comm_id, rank, nranks, nnodes, abi, log);
     if (r) {
         *ctx = r;
-        *mask = ACTIVE_EVENTS;
+        *mask = cct_prof_record_time() ? CCT_PROF_COLL | CCT_PROF_KERNEL_CH : CCT_PROF_COLL;
     }
     return ncclSuccess;
 }

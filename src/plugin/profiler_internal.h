@@ -124,6 +124,9 @@ cct_recorder *cct_prof_open(uint64_t comm_id, int rank, int nranks, int nnodes, 
                             ncclDebugLogger_t log);
 /* Finalize a communicator; writes the process's file when it was the last one open. */
 void cct_prof_close(cct_recorder *r);
+/* Whether kernel-channel events (GPU times) are wanted: CCLTUNE_RECORD_TIME=0 records the
+ * configurations and counts only, sparing NCCL the proxy work of collecting GPU stamps. */
+bool cct_prof_record_time(void);
 /* A profiler init happened in this load (whatever it answered). */
 void cct_prof_note_init(void);
 /* At a tuner init: when CCLTUNE_RECORD is set but NCCL never initialised this library as

@@ -30,6 +30,7 @@ static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static char record_dir[4096];
 static char record_why[512]; /* why CCLTUNE_RECORD was refused; "" when fine or unset */
 static bool record_on;
+static bool record_time = true; /* CCLTUNE_RECORD_TIME=0: no kernel-channel events */
 static atomic_bool warned;
 static atomic_bool profiler_seen, tuner_warned;
 
@@ -60,6 +61,7 @@ static void read_env(void)
     else {
         snprintf(record_dir, sizeof record_dir, "%s", dir);
         record_on = true;
+        record_time = !cct_env_off("CCLTUNE_RECORD_TIME");
     }
 }
 
@@ -69,6 +71,12 @@ const char *cct_prof_record_dir(ncclDebugLogger_t log)
     if (record_why[0] && !atomic_exchange(&warned, true))
         CCT_WARN(log, "%s; recording what NCCL ran is off for this process", record_why);
     return record_on ? record_dir : NULL;
+}
+
+bool cct_prof_record_time(void)
+{
+    pthread_once(&env_once, read_env);
+    return record_time;
 }
 
 void cct_prof_note_init(void)

@@ -1,5 +1,5 @@
 /*
- * test_adaptive_replay.c - issue 5's adaptive-search targets, checked on recorded data
+ * test_adaptive_replay.c - the adaptive search's targets, checked on recorded data
  * (suite `replay`): the adaptive search, replayed on a recorded exhaustive store, spends at
  * most a quarter of the exhaustive sweep's measuring time and decides like it.
  *
@@ -213,7 +213,7 @@ static void test_adaptive_vs_exhaustive(void **state)
     assert_true(r.agreement >= 0.90);
 }
 
-/* Over NVLink (quiet timings) issue 5's targets are measurable: at most a quarter of the
+/* Over NVLink (quiet timings) the search's targets are measurable: at most a quarter of the
  * points the exhaustive sweep measures (per-point overhead -- verification, warm-up,
  * cycles -- dominates the time there, ~5 ms a point) and at least 95 % of the decisions. */
 static void test_adaptive_vs_exhaustive_nvlink(void **state)

@@ -173,8 +173,8 @@ static void test_missing_value_and_stray_word(void **state)
 {
     (void)state;
     static const char *const takes_no_word[][2] = {
-        {"version", NULL},     {"plot", "--store"}, {"probe", "--ranks"},
-        {"search", "--colls"}, {"fit", "--store"},  {"tune", "--store"},
+        {"version", NULL},  {"plot", "--store"}, {"probe", "--ranks"},  {"search", "--colls"},
+        {"fit", "--store"}, {"tune", "--store"}, {"doctor", "--table"},
     };
     for (size_t i = 0; i < sizeof takes_no_word / sizeof takes_no_word[0]; i++) {
         const char *cmd = takes_no_word[i][0], *flag = takes_no_word[i][1];

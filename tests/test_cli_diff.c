@@ -78,7 +78,7 @@ static void test_equal(void **state)
     files *f = *state;
     rp_result r = rp_run("diff", f->old_t, f->old_t);
     assert_int_equal(r.status, 0);
-    assert_string_equal(r.out, "decisions unchanged\n");
+    assert_string_equal(r.out, "decisions unchanged\n0 significant changes, 0 within noise\n");
     assert_string_equal(r.err, "");
     rp_free(&r);
 }
@@ -90,8 +90,38 @@ static void test_different(void **state)
     assert_int_equal(r.status, 1);
     assert_string_equal(r.out, "allreduce, 8 ranks (1 node), 2 MiB–4 MiB: ring/ll → ring/simple, "
                                "predicted 12 % faster\n"
-                               "1 decision change\n");
+                               "1 decision change\n"
+                               "1 significant change, 0 within noise\n");
     assert_string_equal(r.err, "");
+    rp_free(&r);
+    /* a change these tables carry no measured evidence for is significant */
+    r = rp_run("diff", "--fail-on", "significant", f->old_t, f->new_t);
+    assert_int_equal(r.status, 1);
+    rp_free(&r);
+    r = rp_run("diff", "--fail-on", "significant", f->old_t, f->slower);
+    assert_int_equal(r.status, 0);
+    rp_free(&r);
+    r = rp_run("diff", "--fail-on", "everything", f->old_t, f->new_t);
+    assert_int_equal(r.status, 2);
+    rp_assert_contains(r.err, "--fail-on: 'everything' is not any or significant");
+    rp_free(&r);
+}
+
+/* The agreement of two tables' decisions at 4 sizes per octave: the two differ on
+ * [2 MiB, 4 MiB), i.e. at 2, 2.38, 2.83 and 3.36 MiB of the 65 sizes from 1 KiB to 64 MiB. */
+static void test_agreement(void **state)
+{
+    files *f = *state;
+    rp_result r = rp_run("diff", "--agreement", f->old_t, f->new_t);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "allreduce: 61 of 65 sizes agree (93.8 %)\n"
+                               "agreement: 61 of 65 sizes (93.8 %)\n");
+    rp_free(&r);
+    r = rp_run("diff", "--agreement", "--max-bytes", "1M", f->old_t, f->new_t);
+    rp_assert_contains(r.out, "agreement: 41 of 41 sizes (100.0 %)");
+    rp_free(&r);
+    r = rp_run("diff", "--agreement", "--min-bytes", "huge", f->old_t, f->new_t);
+    assert_int_equal(r.status, 2);
     rp_free(&r);
 }
 
@@ -101,13 +131,14 @@ static void test_provenance_only(void **state)
     rp_result r = rp_run("diff", f->old_t, f->later);
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "decisions unchanged; 1 record change (provenance, models) not "
-                               "shown, --all lists it\n");
+                               "shown, --all lists it\n0 significant changes, 0 within noise\n");
     rp_free(&r);
     r = rp_run("diff", "--all", f->old_t, f->later);
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "provenance created: \"2026-11-29T14:00:00Z\" → "
                                "\"2026-11-30T14:00:00Z\"\n"
-                               "decisions unchanged, 1 record change (provenance, models)\n");
+                               "decisions unchanged, 1 record change (provenance, models)\n"
+                               "0 significant changes, 0 within noise\n");
     rp_free(&r);
 }
 
@@ -189,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_equal),           cmocka_unit_test(test_different),
         cmocka_unit_test(test_provenance_only), cmocka_unit_test(test_threshold),
         cmocka_unit_test(test_usage_errors),    cmocka_unit_test(test_bad_files),
+        cmocka_unit_test(test_agreement),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -208,8 +208,9 @@ static void test_margin_default_never_negative_random(void **state)
 }
 
 /* tree/ll (10 us + n / 1 GB/s) beats NCCL's default (20 us + n / 3 GB/s) up to 8 KiB, the
- * models cross at 15,000 bytes, and 16 KiB is NCCL's again: the edge lies just after 8 KiB, so
- * the unmeasured sizes between stay NCCL's.  tree/simple (40 us + n / 6 GB/s) beats the
+ * models cross at 15,000 bytes, and 16 KiB is NCCL's again: the edge lies at the first
+ * readable size after 8 KiB (10 KiB, a quarter octave), so nearly all the unmeasured sizes
+ * between stay NCCL's.  tree/simple (40 us + n / 6 GB/s) beats the
  * default from 128 KiB (crossing at 120,000): its band starts at 128 KiB itself. */
 static void test_edges_at_measured_sizes(void **state)
 {
@@ -221,7 +222,7 @@ static void test_edges_at_measured_sizes(void **state)
     const cct_section *sec = build(s, NULL, &t);
     assert_int_equal(sec->n_rules, 2);
     assert_int_equal(sec->rules[0].algo, CCT_ALGO_TREE);
-    assert_true(sec->rules[0].max_bytes == 8192 + 1);
+    assert_true(sec->rules[0].max_bytes == 10240);
     assert_nccl_default(&sec->rules[1], CCT_PROTO_SIMPLE);
     assert_int_equal(cct_section_lookup(sec, 12000)->algo, CCT_ALGO_RING);
     cct_table_destroy(&t);

@@ -530,10 +530,10 @@ static void test_model_span(void **state)
 }
 
 /* A band left to NCCL reads "left to NCCL (ALGO/PROTO)", and gets a percentage only where
- * both sides are backed at the range's middle (here 128 KiB): ring/ll128 by its own band of
- * the old table; NCCL's side by the twin's model within its span, or by the band's
- * predicted_us near its ref_bytes.  The twin below is a flat 10 us fitted on two sizes
- * somewhere: believed, it would read "900 % faster". */
+ * both sides are backed at one size inside the range (its middle, 128 KiB, else a band's
+ * ref_bytes): ring/ll128 by its model; NCCL's side by the twin's model within its span, or by
+ * the band's predicted_us at exactly its ref_bytes.  The twin below is a flat 10 us fitted on two
+ * sizes somewhere: believed, it would read "900 % faster". */
 #define LL128_A                                                                                    \
     HEAD SECTION8 "        - {min_bytes: 0, max_bytes: 64KiB, algo: ring, proto: ll, "             \
                   "margin_default: 0}\n"                                                           \
@@ -555,22 +555,28 @@ static void test_left_to_nccl(void **state)
 {
     (void)state;
     cct_diff d;
-    /* nothing backs NCCL's side at 128 KiB: no percentage, either way round */
+    /* nothing backs NCCL's side at 128 KiB (the range's middle), but NCCL's default was
+     * measured at 16 MiB (90 us), where ring/ll128's model says 100 us: both are compared
+     * there, at the same size, either way round */
     diff_text(LL128_A, NCCL_B(", predicted_us: 90, ref_bytes: 16MiB", TWO_SIZE_TWIN), -1, &d);
     dump(&d);
     assert_int_equal(d.n_level[CCT_DIFF_DECISION], 1); /* and models added */
     assert_true(d.changes[0].to.nccl);
     assert_false(d.changes[0].from.nccl);
-    assert_true(isnan(d.changes[0].speedup_lo));
+    assert_float_equal(d.changes[0].speedup_lo, 100.0 / 90.0 - 1, 1e-12);
     assert_string_equal(d.changes[0].text,
                         "allreduce, 8 ranks (1 node), 64 KiB–inf: ring/ll128 → left to NCCL "
-                        "(ring/simple)");
+                        "(ring/simple), predicted 11 % faster");
     cct_diff_destroy(&d);
     diff_text(NCCL_B(", predicted_us: 90, ref_bytes: 16MiB", TWO_SIZE_TWIN), LL128_A, -1, &d);
     assert_int_equal(d.n_level[CCT_DIFF_DECISION], 1); /* and models added */
     assert_string_equal(d.changes[0].text,
                         "allreduce, 8 ranks (1 node), 64 KiB–inf: left to NCCL (ring/simple) → "
-                        "ring/ll128");
+                        "ring/ll128, predicted 11 % slower");
+    cct_diff_destroy(&d);
+    /* measured at 32 KiB, outside the changed range: no percentage */
+    diff_text(LL128_A, NCCL_B(", predicted_us: 90, ref_bytes: 32KiB", TWO_SIZE_TWIN), -1, &d);
+    assert_true(isnan(d.changes[0].speedup_lo));
     cct_diff_destroy(&d);
 
     /* NCCL's default measured 90 us at 128 KiB (the band's predicted_us there) */
@@ -649,6 +655,131 @@ static void test_merged_partly_unknown(void **state)
     cct_diff_destroy(&d);
 }
 
+/* The evidence of a rule: gain over NCCL's choice with its interval, the run's noise floor. */
+static void evidence(cct_rule *r, double gain, double lo, double hi, double noise)
+{
+    r->gain = gain;
+    r->gain_lo = lo;
+    r->gain_hi = hi;
+    r->noise = noise;
+    r->cycles = 4;
+}
+
+#define ONE_BAND(ALGO, PROTO, MD)                                                                  \
+    HEAD SECTION8 "        - {min_bytes: 0, max_bytes: inf, algo: " ALGO ", proto: " PROTO         \
+                  ", margin_default: " MD ", ref_bytes: 64KiB}\n"
+
+/* Diff a (ring/ll, evidence ea) against b (cb's rule with evidence eb); gains as given. */
+static void diff_evidence(const char *ta_text, const double *ea, const char *tb_text,
+                          const double *eb, cct_diff *d)
+{
+    cct_table ta, tb;
+    load(ta_text, &ta);
+    load(tb_text, &tb);
+    if (ea)
+        evidence(&ta.sections[0].rules[0], ea[0], ea[1], ea[2], ea[3]);
+    if (eb)
+        evidence(&tb.sections[0].rules[0], eb[0], eb[1], eb[2], eb[3]);
+    cct_error err;
+    if (cct_table_diff(&ta, &tb, NULL, d, &err) != CCT_OK)
+        fail_msg("diff failed: %s", err.msg);
+    cct_table_destroy(&ta);
+    cct_table_destroy(&tb);
+}
+
+/* A changed band is within noise when neither choice's measured gain over NCCL lies above the
+ * other's by more than the larger noise floor; significant when one does, or when a side has
+ * no evidence.  A band left to NCCL has gain 1 exactly. */
+static void test_significance_classes(void **state)
+{
+    (void)state;
+    cct_diff d;
+    const char *a = ONE_BAND("ring", "ll", "0.3"), *b = ONE_BAND("ring", "simple", "0.3");
+    /* 1.30 [1.25, 1.35] vs 1.32 [1.26, 1.38], noise 3 %: the two runs cannot tell them apart */
+    const double e_a[] = {1.30, 1.25, 1.35, 0.03}, e_close[] = {1.32, 1.26, 1.38, 0.03};
+    diff_evidence(a, e_a, b, e_close, &d);
+    assert_int_equal(d.n_level[CCT_DIFF_DECISION], 1);
+    assert_true(d.changes[0].within_noise);
+    assert_int_equal(d.n_within_noise, 1);
+    assert_int_equal(d.n_significant, 0);
+    assert_true(cct_diff_no_significant(&d));
+    assert_false(cct_diff_decisions_equal(&d));
+    assert_non_null(strstr(d.changes[0].text, "[within noise]"));
+    cct_diff_destroy(&d);
+    /* 1.60 [1.55, 1.66]: its interval is above the old one's by 14 %, beyond the 3 % noise */
+    const double e_far[] = {1.60, 1.55, 1.66, 0.03};
+    diff_evidence(a, e_a, b, e_far, &d);
+    assert_false(d.changes[0].within_noise);
+    assert_false(d.changes[0].no_evidence);
+    assert_int_equal(d.n_significant, 1);
+    assert_null(strstr(d.changes[0].text, "noise"));
+    cct_diff_destroy(&d);
+    /* ... and the same the other way round (slower) */
+    diff_evidence(b, e_far, a, e_a, &d);
+    assert_int_equal(d.n_significant, 1);
+    cct_diff_destroy(&d);
+    /* the gap (1.55 over 1.35: 14 %) within a 20 % noise floor of either run */
+    const double e_far_noisy[] = {1.60, 1.55, 1.66, 0.20};
+    diff_evidence(a, e_a, b, e_far_noisy, &d);
+    assert_true(d.changes[0].within_noise);
+    cct_diff_destroy(&d);
+    /* left to NCCL (gain 1) against a 3 % gain whose interval reaches 1: within noise */
+    const char *nccl = ONE_BAND("ring", "simple", "0");
+    const double e_small[] = {1.03, 0.99, 1.08, 0.04}, e_big[] = {1.50, 1.40, 1.60, 0.04};
+    diff_evidence(a, e_small, nccl, NULL, &d);
+    assert_true(d.changes[0].to.nccl);
+    assert_true(d.changes[0].within_noise);
+    cct_diff_destroy(&d);
+    diff_evidence(a, e_big, nccl, NULL, &d);
+    assert_false(d.changes[0].within_noise);
+    cct_diff_destroy(&d);
+    /* no evidence on one side (a table written before evidence): significant */
+    diff_evidence(a, NULL, b, e_close, &d);
+    assert_false(d.changes[0].within_noise);
+    assert_true(d.changes[0].no_evidence);
+    assert_int_equal(d.n_significant, 1);
+    assert_false(cct_diff_no_significant(&d));
+    cct_diff_destroy(&d);
+    /* a rule without a baseline (imported logs) has no gain to compare */
+    cct_table ta, tb;
+    load(a, &ta);
+    load(b, &tb);
+    evidence(&ta.sections[0].rules[0], 1.30, 1.25, 1.35, 0.03);
+    tb.sections[0].rules[0].no_baseline = true;
+    cct_error err;
+    assert_int_equal(cct_table_diff(&ta, &tb, NULL, &d, &err), CCT_OK);
+    assert_true(d.changes[0].no_evidence);
+    assert_int_equal(d.n_significant, 1);
+    cct_diff_destroy(&d);
+    cct_table_destroy(&ta);
+    cct_table_destroy(&tb);
+}
+
+/* Two tables' numbers are compared at the same size: a band's predicted_us only at its own
+ * ref_bytes, against the other configuration's model there -- not against the other table's
+ * number at another size (both models agree within 5 %: no "96 % faster"). */
+static void test_percentages_at_one_size(void **state)
+{
+    (void)state;
+    const char *a =
+        HEAD SECTION8 "        - {min_bytes: 0, max_bytes: 8MiB, algo: ring, proto: ll, "
+                      "margin_default: 0, predicted_us: 100, ref_bytes: 1MiB}\n"
+                      "        - {min_bytes: 8MiB, max_bytes: inf, algo: ring, proto: simple, "
+                      "channels: 64, margin_default: 0.1, predicted_us: 1000, ref_bytes: 32MiB}\n";
+    const char *b =
+        HEAD SECTION8 "        - {min_bytes: 0, max_bytes: 8MiB, algo: ring, proto: ll, "
+                      "margin_default: 0, predicted_us: 100, ref_bytes: 1MiB}\n"
+                      "        - {min_bytes: 8MiB, max_bytes: inf, algo: ring, proto: simple, "
+                      "margin_default: 0, predicted_us: 510, ref_bytes: 16MiB}\n";
+    /* at 16 MiB the old table says nothing about ring/simple with 64 channels (its number is
+     * for 32 MiB, no model): no percentage rather than 1000 us against 510 us */
+    cct_diff d;
+    diff_text(a, b, -1, &d);
+    assert_int_equal(d.n_level[CCT_DIFF_DECISION], 1);
+    assert_true(isnan(d.changes[0].speedup_lo));
+    cct_diff_destroy(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -669,6 +800,8 @@ int main(void)
         cmocka_unit_test(test_left_to_nccl),
         cmocka_unit_test(test_left_to_nccl_same_config),
         cmocka_unit_test(test_merged_partly_unknown),
+        cmocka_unit_test(test_significance_classes),
+        cmocka_unit_test(test_percentages_at_one_size),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

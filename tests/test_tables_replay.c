@@ -36,21 +36,21 @@ typedef struct replay_case {
 
 static const replay_case cases[] = {
     {"tables/h200-socket-2ranks.yaml", "tests/data/h200/run-2026-11-29b/tune-2.db.gz",
-     "lent H200, 2 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)", "", false},
+     "H200, 2 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)", "", false},
     {"tables/h200-socket-4ranks.yaml", "tests/data/h200/run-2026-11-29b/tune-4.db.gz",
-     "lent H200, 4 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)", "", false},
+     "H200, 4 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)", "", false},
     {"tables/h200-socket-8ranks.yaml", "tests/data/h200/run-2026-11-29b/tune-8.db.gz",
-     "lent H200, 8 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)", "", false},
+     "H200, 8 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank)", "", false},
     /* measured with the schedule that keeps NCCL's own Simple twin to 1 GiB (the first NVLink
-     * store, tests/data/h200/x2-nvlink/, had pruned Simple after 2 KiB); the probe reads
+     * store had pruned Simple after 2 KiB); the probe reads
      * NCCL's build CUDA version, so LL128's verdict needs no flag */
     {"tables/h200-nvlink-2ranks.yaml", "tests/data/h200/run-2026-11-29c/nvlink/tune-nvlink-2.db.gz",
-     "lent H200 x2, one rank per GPU (NVLink); schedule keeps the Simple twin of the default", "",
+     "H200 x2, one rank per GPU (NVLink); schedule keeps the Simple twin of the default", "",
      false},
     /* H200 x4: written on the GPU by `ccltune tune` (rules and the nccl_constants it fitted from
      * the NCCL model printout stored with the run) and benched as written */
     {"tables/h200-nvlink-4ranks.yaml", "tests/data/h200/run-2026-11-29d/tune-nvlink-4.db.gz",
-     "lent H200 x4, one rank per GPU (NVLink)", "", true},
+     "H200 x4, one rank per GPU (NVLink)", "", true},
 };
 
 static char *slurp(const char *path, size_t *len)

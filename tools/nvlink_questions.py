@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Answer issue 7's hardware questions from one measurement store, as a markdown report.
+"""Answer the hardware questions of an NVLink box (crossovers, Tree/LL128, misalignment, busbw, noise) from one measurement store, as a markdown report.
 
 Usage: tools/nvlink_questions.py STORE [--ranks N] [--run ID] [--dtype T] [--in-place]
                                  [--sizes 1M,64M] [--bw-size 1G] [--tie 0.05]
@@ -664,7 +664,7 @@ def report(st, sizes, bw_size, tie):
 def main(argv):
     ap = argparse.ArgumentParser(
         prog="nvlink_questions.py",
-        description="Answer issue 7's hardware questions (crossovers, Tree/LL128, "
+        description="Answer an NVLink box's hardware questions (crossovers, Tree/LL128, "
                     "misalignment, busbw) from a ccltune store as markdown.")
     ap.add_argument("store", help="a ccltune measurement store (docs/store.md)")
     ap.add_argument("--ranks", type=int, help="rank count (default: the only one in the store)")

@@ -35,6 +35,7 @@ static const cct_command commands[] = {
     {"export", "write a table as NCCL's example tuner plugin CSV", cct_cmd_export},
     {"calibrate", "fit NCCL's cost-model constants to measurements (nccl_constants)",
      cct_cmd_calibrate},
+    {"doctor", "say whether a job here will apply a table, and why not", cct_cmd_doctor},
 };
 
 static void print_help(FILE *out)

@@ -35,7 +35,9 @@ static void help(FILE *out)
             "  --ll128 auto|yes|no   allow LL128 rules [auto: the run's LL128 verdict]\n"
             "  --note TEXT           provenance note\n"
             "  --cc X.Y              the GPU's compute capability, for imported runs that lack it\n"
-            "  --accuracy            print model accuracy (in-sample and cross-validated)\n\n"
+            "  --accuracy            print model accuracy (in-sample and cross-validated)\n"
+            "  --argmin              the per-size argmin table instead (fastest measured\n"
+            "                        configuration per size, NCCL's example tuner script)\n\n"
             "Exit status: 0 the table is written, 1 the store could not be read or the fit or\n"
             "the writing failed, 2 usage error.\n");
 }
@@ -43,19 +45,14 @@ static void help(FILE *out)
 int cct_cmd_fit(int argc, char **argv)
 {
     static const cct_enum_name ll128_names[] = {{"auto", -1}, {"yes", 1}, {"no", 0}, {NULL, 0}};
-    static const struct option opts[] = {{"store", required_argument, NULL, 's'},
-                                         {"run", required_argument, NULL, 'r'},
-                                         {"output", required_argument, NULL, 'o'},
-                                         {"tie", required_argument, NULL, 't'},
-                                         {"min-band", required_argument, NULL, 'b'},
-                                         {"worst-case-align", no_argument, NULL, 'w'},
-                                         {"ll128", required_argument, NULL, 'l'},
-                                         {"note", required_argument, NULL, 'n'},
-                                         {"accuracy", no_argument, NULL, 'a'},
-                                         {"cc", required_argument, NULL, 'c'},
-                                         {"include-failed", no_argument, NULL, 'F'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"store", required_argument, NULL, 's'},    {"run", required_argument, NULL, 'r'},
+        {"output", required_argument, NULL, 'o'},   {"tie", required_argument, NULL, 't'},
+        {"min-band", required_argument, NULL, 'b'}, {"worst-case-align", no_argument, NULL, 'w'},
+        {"ll128", required_argument, NULL, 'l'},    {"note", required_argument, NULL, 'n'},
+        {"accuracy", no_argument, NULL, 'a'},       {"cc", required_argument, NULL, 'c'},
+        {"include-failed", no_argument, NULL, 'F'}, {"help", no_argument, NULL, 'h'},
+        {"argmin", no_argument, NULL, 'm'},         {NULL, 0, NULL, 0}};
     const char *store_path = "measurements.db", *out_path = NULL;
     bool accuracy = false;
     cct_fit_table_options fo;
@@ -104,6 +101,9 @@ int cct_cmd_fit(int argc, char **argv)
             break;
         case 'F':
             fo.include_failed = true;
+            break;
+        case 'm':
+            fo.argmin = true;
             break;
         case 'c':
             fo.cc = cct_cc_parse(optarg);

@@ -41,7 +41,8 @@ static void help(FILE *out)
             "Without a GPU, run the fit, the table and the plots on recorded real measurements.\n\n"
             "  -o, --output FILE   the table [ccltune-table.yaml]\n"
             "  --store DB          measurement store [measurements.db]\n"
-            "  --plots DIR         plots (PNG and SVG, with their gnuplot scripts) [plots]\n"
+            "  --plots DIR         plots (PNG and SVG, with their gnuplot scripts) [plots];\n"
+            "                      given, gnuplot missing is an error, else a warning\n"
             "  --no-plots          skip the plots\n"
             "  --no-constants      do not fit NCCL's cost-model constants (nccl_constants)\n"
             "                      from NCCL's model printout stored with the search's run\n"
@@ -55,8 +56,9 @@ static void help(FILE *out)
             "  --ranks-per-gpu 4 --max-bytes 64M --colls allreduce,allgather.  They are\n"
             "  checked by the search's rules with a GPU or without; without one (or with\n"
             "  --recorded) they measure nothing, and tune says so.\n\n"
-            "Exit status: 0 the table is written, 1 the search, the fit, the table or the plots\n"
-            "failed, 2 usage error.\n");
+            "Exit status: 0 the table is written (without plots when gnuplot is missing and\n"
+            "--plots was not given), 1 the search, the fit, the table or the plots failed,\n"
+            "2 usage error.\n");
 }
 
 static bool readable(const char *p)
@@ -242,6 +244,7 @@ static void flag_names(char **args, int n, char *buf, size_t len)
 typedef struct tune_args {
     const char *out_path, *store_path, *plots, *recorded, *note;
     bool do_plots, do_constants;
+    bool plots_asked;   /* --plots given: the plots are required */
     char **search_argv; /* "ccltune", "search", the search flags, "--store", DB, NULL */
     int n_search;       /* the search flags' words */
 } tune_args;
@@ -251,7 +254,7 @@ typedef struct tune_args {
 static int parse_args(int argc, char **argv, tune_args *a)
 {
     *a = (tune_args){
-        "ccltune-table.yaml", "measurements.db", "plots", NULL, NULL, true, true, NULL, 0};
+        "ccltune-table.yaml", "measurements.db", "plots", NULL, NULL, true, true, false, NULL, 0};
     a->search_argv = calloc((size_t)argc * 2 + 6, sizeof *a->search_argv);
     if (!a->search_argv)
         return cct_cli_fail("tune", "out of memory");
@@ -270,6 +273,7 @@ static int parse_args(int argc, char **argv, tune_args *a)
             break;
         case OPT_PLOTS:
             a->plots = optarg;
+            a->plots_asked = true;
             break;
         case OPT_NO_PLOTS:
             a->do_plots = false;
@@ -378,6 +382,14 @@ int cct_cmd_tune(int argc, char **argv)
                 "configurations\n",
                 out_path, sum.sections, sum.rules, sum.models, sum.poor_fits, sum.points,
                 sum.corrupt, sum.hung);
+    }
+    char gnuplot[PATH_MAX];
+    if (code == CCT_EXIT_OK && do_plots && !a.plots_asked &&
+        cct_plot_find_gnuplot("gnuplot", gnuplot, sizeof gnuplot, &err) != CCT_OK) {
+        /* an optional tool missing after the table is written: say so, keep the table */
+        fprintf(stderr, "ccltune tune: warning: no plots: %s (--plots DIR makes this an error)\n",
+                err.msg);
+        do_plots = false;
     }
     if (code == CCT_EXIT_OK && do_plots) {
         if (cct_plot_all(fit_store, fo.runs, fo.n_runs, &table, plots, &err) != CCT_OK)

@@ -19,7 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cct_cycles.h"
 #include "cct_decide_internal.h"
+#include "cct_decide_stats.h"
+
+#define PAIR_MAX 256 /* paired cycles used per size */
 
 /* ---- crossover ---- */
 
@@ -78,6 +82,8 @@ typedef struct ctx {
                  * the baseline or the choice NCCL made is unknown: no rule can name it */
     uint64_t *grid;
     size_t n_grid;
+    double *noise; /* per grid index: the A/A noise floor (a log ratio; 0 unknown) */
+    double *pool;  /* n_grid * PAIR_MAX log ratios of a band */
 } ctx;
 
 static int channel_rank(int channels)
@@ -145,6 +151,101 @@ static bool is_default_twin(const ctx *x, size_t i, uint64_t bytes)
            c->proto == dp;
 }
 
+/* ---- per-cycle pairs ---- */
+
+/* The per-cycle samples of configuration c's first point at bytes that has them. */
+static const double *samples_at(const ctx *x, const cct_dconf *c, uint64_t bytes, size_t *n)
+{
+    *n = 0;
+    if (!x->opt->cycles || !c)
+        return NULL;
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->pts[i]->bytes != bytes)
+            continue;
+        const double *t = cct_cycles_find(x->opt->cycles, c->pts[i], n);
+        if (t && *n)
+            return t;
+    }
+    return NULL;
+}
+
+/* Writes the log ratios log(t_r / t_c) of the cycles r and c share at bytes; returns how many. */
+static size_t pair_at(const ctx *x, const cct_dconf *r, const cct_dconf *c, uint64_t bytes,
+                      double *out)
+{
+    size_t nr, nc;
+    const double *tr = samples_at(x, r, bytes, &nr), *tc = samples_at(x, c, bytes, &nc);
+    return tr && tc ? cct_paired_log_ratios(tr, nr, tc, nc, PAIR_MAX, out) : 0;
+}
+
+/* The paired gain of c over r at bytes. */
+static cct_gain_est paired(const ctx *x, const cct_dconf *r, const cct_dconf *c, uint64_t bytes)
+{
+    double lr[PAIR_MAX];
+    return cct_gain_estimate(lr, pair_at(x, r, c, bytes, lr));
+}
+
+/* The forced twin of NCCL's own choice at bytes among the candidates, NULL when unmeasured. */
+static const cct_dconf *twin_at(const ctx *x, uint64_t bytes)
+{
+    int da, dp;
+    if (!default_choice(x, bytes, &da, &dp))
+        return NULL;
+    for (size_t q = 0; q < x->n_cand; q++) {
+        const cct_dconf *c = &x->sec->conf[x->cand[q]];
+        if (c->cfg.algo == da && c->cfg.proto == dp && c->cfg.channels == 0)
+            return c;
+    }
+    return NULL;
+}
+
+/* The noise floor at every grid size: what the A/A control shows as a gain where there is
+ * none.  At each size where NCCL's default and the forced twin of its own choice share
+ * cycles, their paired gain (the median of the per-cycle log ratios, cct_gain_estimate); the
+ * floor is the root mean square of those apparent gains at the size and its two grid
+ * neighbours, else over the whole section.  The per-cycle spread itself is not the floor:
+ * the paired interval already carries it.  A section with no twin at all takes the default's
+ * own cycle-to-cycle spread, times sqrt(2 / n) (the spread of a median of n A/A pairs). */
+static void compute_noise(const ctx *x, double *aa, double *app)
+{
+    double all_ss = 0.0, self_ss = 0.0;
+    size_t all_n = 0, self_n = 0;
+    for (size_t i = 0; i < x->n_grid; i++) {
+        app[i] = NAN;
+        const cct_dconf *t = twin_at(x, x->grid[i]);
+        size_t k = x->base && t ? pair_at(x, x->base, t, x->grid[i], aa) : 0;
+        if (k >= 2) {
+            app[i] = cct_gain_estimate(aa, k).log_gain;
+            all_ss += app[i] * app[i];
+            all_n++;
+        }
+        size_t nd;
+        const double *d = samples_at(x, x->base, x->grid[i], &nd);
+        if (nd < 2)
+            continue;
+        double mean = 0.0, ss = 0.0;
+        for (size_t q = 0; q < nd; q++)
+            mean += log(d[q]) / (double)nd;
+        for (size_t q = 0; q < nd; q++)
+            ss += (log(d[q]) - mean) * (log(d[q]) - mean);
+        self_ss += 2.0 * ss / (double)(nd - 1) / (double)nd;
+        self_n++;
+    }
+    double section = all_n    ? sqrt(all_ss / (double)all_n)
+                     : self_n ? sqrt(self_ss / (double)self_n)
+                              : 0.0;
+    for (size_t i = 0; i < x->n_grid; i++) {
+        double ss = 0.0;
+        size_t n = 0;
+        for (size_t j = i ? i - 1 : 0; j <= i + 1 && j < x->n_grid; j++)
+            if (!isnan(app[j])) {
+                ss += app[j] * app[j];
+                n++;
+            }
+        x->noise[i] = n ? sqrt(ss / (double)n) : section;
+    }
+}
+
 /* Negative when configuration i is preferred over k at bytes (both tied). */
 static int prefer(const ctx *x, size_t i, size_t k, double ti, double tk, uint64_t bytes)
 {
@@ -207,6 +308,55 @@ static size_t pick(const ctx *x, uint64_t bytes)
     return tw > tb * guard ? fastest : win;
 }
 
+/* The choice at grid index gi from per-cycle pairs: NCCL's choice unless a candidate measured
+ * here beats NCCL's default significantly and above the noise floor (cct_gain_significant);
+ * then, among those that do and are not significantly slower than the best (by more than
+ * the tie, or the noise), the first in the tie order (cct_decide_tie_order).  *ok false: no
+ * paired data here, the statistics-only pick() decides. */
+static size_t pick_paired(const ctx *x, size_t gi, bool *ok)
+{
+    uint64_t bytes = x->grid[gi];
+    size_t nd;
+    *ok = false;
+    if (x->def == SIZE_MAX || !samples_at(x, x->base, bytes, &nd) || nd < 2)
+        return SIZE_MAX;
+    *ok = true;
+    int da = -1, dp = -1;
+    default_choice(x, bytes, &da, &dp);
+    const cct_dconf *conf = x->sec->conf;
+    double guard = x->opt->max_loss_default, noise = x->noise[gi];
+    size_t best = SIZE_MAX;
+    cct_gain_est gb = {0};
+    for (size_t q = 0; q < x->n_cand; q++) {
+        size_t i = x->cand[q];
+        cct_gain_est g = paired(x, x->base, &conf[i], bytes);
+        if (!cct_gain_significant(&g, noise, guard))
+            continue;
+        if (best == SIZE_MAX || g.log_gain > gb.log_gain ||
+            (g.log_gain == gb.log_gain &&
+             cct_decide_tie_order(&conf[i].cfg, &conf[best].cfg, da, dp) < 0)) {
+            best = i;
+            gb = g;
+        }
+    }
+    if (best == SIZE_MAX)
+        return x->def;
+    size_t win = best;
+    for (size_t q = 0; q < x->n_cand; q++) {
+        size_t i = x->cand[q];
+        if (i == best || cct_decide_tie_order(&conf[i].cfg, &conf[win].cfg, da, dp) >= 0)
+            continue;
+        cct_gain_est g = paired(x, x->base, &conf[i], bytes);
+        double lr[PAIR_MAX];
+        size_t k = pair_at(x, &conf[i], &conf[best], bytes, lr);
+        cct_gain_est behind = cct_gain_estimate(lr, k);
+        if (cct_gain_significant(&g, noise, guard) &&
+            !cct_clearly_slower(&behind, lr, noise, x->opt->paired_tie))
+            win = i;
+    }
+    return is_default_twin(x, win, bytes) ? x->def : win;
+}
+
 /* ---- bands ---- */
 
 typedef struct band {
@@ -221,18 +371,10 @@ static uint64_t boundary(const ctx *x, const band *l, const band *r)
     /* NCCL's choice keeps every size up to the first measured size where another
      * configuration won (and from the one after the last): no guess between. */
     if (r->conf == x->def)
-        return xa + 1;
+        return cct_grid_above(xa, xb);
     if (l->conf == x->def)
         return xb;
-    const cct_dconf *a = &x->sec->conf[l->conf], *b = &x->sec->conf[r->conf];
-    double at;
-    if (a->fitted && b->fitted &&
-        cct_decide_crossover(&a->model, a->factor, &b->model, b->factor, xa, xb, &at)) {
-        double c = ceil(at);
-        uint64_t u = c >= (double)xb ? xb : (uint64_t)c;
-        return u <= xa ? xa + 1 : u;
-    }
-    return cct_decide_geometric_middle(xa, xb);
+    return cct_grid_edge(xa, xb); /* readable, not where two models happen to cross */
 }
 
 /* Runs of equal winners, with their boundaries.  Returns the number of bands. */
@@ -371,9 +513,33 @@ static size_t ref_index(const ctx *x, size_t conf, size_t i0, size_t i1)
 /* Whether band b's configuration beats NCCL's default with evidence: at the sizes where both
  * were measured, the mean log gain exceeds the guard and evidence_z standard errors
  * (cct_decide_evidence), and at the rule's reference size the default is not faster. */
+/* The band's pooled paired evidence: the per-cycle log gains of its configuration over NCCL's
+ * default at every size of the band where both have samples, judged by cct_gain_significant
+ * against the band's mean noise floor.  *ok false when fewer than 2 cycles pair up. */
+static bool band_paired_evidence(const ctx *x, const band *b, bool *ok)
+{
+    const cct_dconf *w = &x->sec->conf[b->conf];
+    size_t k = 0, sizes = 0;
+    double noise = 0.0;
+    for (size_t i = b->i0; i <= b->i1; i++) {
+        size_t m = pair_at(x, x->base, w, x->grid[i], x->pool + k);
+        k += m;
+        sizes += m > 0;
+        noise += m > 0 ? x->noise[i] : 0.0;
+    }
+    *ok = k >= 2;
+    if (!*ok)
+        return false;
+    cct_gain_est g = cct_gain_estimate(x->pool, k);
+    return cct_gain_significant(&g, noise / (double)sizes, x->opt->max_loss_default);
+}
+
 static bool band_has_evidence(const ctx *x, const band *b, double *lg, double *se)
 {
     const cct_dconf *w = &x->sec->conf[b->conf];
+    bool paired_ok = false;
+    if (x->opt->cycles && !band_paired_evidence(x, b, &paired_ok) && paired_ok)
+        return false;
     size_t k = 0;
     for (size_t i = b->i0; i <= b->i1; i++) {
         double tw, uw, td, ud;
@@ -384,7 +550,8 @@ static bool band_has_evidence(const ctx *x, const band *b, double *lg, double *s
         lg[k] = log(default_time(x, at) / cct_dconf_time(w, at));
         se[k++] = sqrt(uw * uw + ud * ud);
     }
-    if (!cct_decide_evidence(lg, se, k, x->opt->max_loss_default, x->opt->evidence_z, NULL, NULL))
+    if (!paired_ok &&
+        !cct_decide_evidence(lg, se, k, x->opt->max_loss_default, x->opt->evidence_z, NULL, NULL))
         return false;
     uint64_t ref = x->grid[ref_index(x, b->conf, b->i0, b->i1)];
     double td = default_time(x, ref);
@@ -394,12 +561,56 @@ static bool band_has_evidence(const ctx *x, const band *b, double *lg, double *s
 /* Settle the bands, then hand every band whose configuration does not beat NCCL's default
  * with evidence back to NCCL (those sizes kept: never absorbed again) and settle again,
  * until every band other than NCCL's choice has its evidence.  Returns the number of bands. */
+/* With per-cycle samples: two neighbouring bands of two configurations become one when the
+ * configuration first in the tie order (NCCL's choice at the pair's middle size) is not
+ * clearly slower than the other over the other band's sizes (their cycles pooled, threshold
+ * the larger of paired_tie and the band's mean noise floor) and was measured at every one of
+ * them.  Returns whether a band changed hands (the bands must be settled again). */
+static bool merge_equal_neighbours(const ctx *x, size_t *win, const bool *kept, const band *bands,
+                                   size_t nb)
+{
+    if (!x->opt->cycles)
+        return false;
+    for (size_t k = 0; k + 1 < nb; k++) {
+        const band *l = &bands[k], *r = &bands[k + 1];
+        if (l->conf == x->def || r->conf == x->def)
+            continue;
+        int da = -1, dp = -1;
+        default_choice(x, x->grid[l->i1], &da, &dp);
+        const cct_dconf *cl = &x->sec->conf[l->conf], *cr = &x->sec->conf[r->conf];
+        bool left_first = cct_decide_tie_order(&cl->cfg, &cr->cfg, da, dp) < 0;
+        const band *other = left_first ? r : l;
+        const cct_dconf *keep = left_first ? cl : cr, *lose = left_first ? cr : cl;
+        size_t n = 0;
+        double noise = 0.0;
+        bool all = true;
+        for (size_t i = other->i0; i <= other->i1 && all; i++) {
+            size_t m = pair_at(x, keep, lose, x->grid[i], x->pool + n);
+            all = m >= 2 && !kept[i];
+            n += m;
+            noise += x->noise[i];
+        }
+        if (!all)
+            continue;
+        noise /= (double)(other->i1 - other->i0 + 1);
+        cct_gain_est g = cct_gain_estimate(x->pool, n); /* log(t_keep / t_lose) */
+        if (cct_clearly_slower(&g, x->pool, noise, x->opt->paired_tie))
+            continue;
+        for (size_t i = other->i0; i <= other->i1; i++)
+            win[i] = left_first ? l->conf : r->conf;
+        return true;
+    }
+    return false;
+}
+
 static size_t decide_bands(const ctx *x, size_t *win, bool *kept, band *bands, double *scratch)
 {
     for (;;) {
         size_t nb = settle_bands(x, win, kept, bands);
         if (x->def == SIZE_MAX)
             return nb;
+        if (merge_equal_neighbours(x, win, kept, bands, nb))
+            continue;
         bool changed = false;
         for (size_t k = 0; k < nb; k++) {
             const band *b = &bands[k];
@@ -420,12 +631,50 @@ static size_t decide_bands(const ctx *x, size_t *win, bool *kept, band *bands, d
 
 /* ---- rules ---- */
 
+/* The measured evidence of a rule of configuration w at grid index gi: the paired gain over
+ * NCCL's default with its interval, the noise floor and the cycles; from the two points'
+ * statistics when they have no samples (cycles then counts the fewer samples); no_baseline
+ * when NCCL's default was not timed; nothing when the default is only modelled there. */
+static void rule_evidence(const ctx *x, const cct_dconf *w, size_t gi, cct_rule *r)
+{
+    uint64_t at = x->grid[gi];
+    double tw, uw, td, ud;
+    if (!x->base || !cct_dconf_measured(x->base, at, x->opt->fit.rel_floor, &td, &ud)) {
+        r->no_baseline = !x->base;
+        return;
+    }
+    cct_gain_est g = paired(x, x->base, w, at);
+    if (g.cycles >= 2) {
+        r->gain = exp(g.log_gain);
+        r->gain_lo = exp(g.lo);
+        r->gain_hi = exp(g.hi);
+        r->noise = expm1(x->noise[gi]);
+        r->cycles = g.cycles;
+        return;
+    }
+    if (!cct_dconf_measured(w, at, x->opt->fit.rel_floor, &tw, &uw))
+        return;
+    double lg = log(td / tw), se = sqrt(uw * uw + ud * ud);
+    r->gain = td / tw;
+    r->gain_lo = exp(lg - 1.96 * se);
+    r->gain_hi = exp(lg + 1.96 * se);
+    int n = INT32_MAX;
+    for (size_t i = 0; i < w->n; i++)
+        if (w->pts[i]->bytes == at && w->pts[i]->stats.n < n)
+            n = w->pts[i]->stats.n;
+    for (size_t i = 0; i < x->base->n; i++)
+        if (x->base->pts[i]->bytes == at && x->base->pts[i]->stats.n < n)
+            n = x->base->pts[i]->stats.n;
+    r->cycles = n == INT32_MAX || n < 0 ? 0 : n;
+}
+
 static cct_rule make_rule(const ctx *x, size_t conf, size_t i0, size_t i1, uint64_t lo, uint64_t hi)
 {
     cct_rule r = cct_rule_blank();
     r.min_bytes = lo;
     r.max_bytes = hi;
-    uint64_t at = x->grid[ref_index(x, conf, i0, i1)];
+    size_t gi = ref_index(x, conf, i0, i1);
+    uint64_t at = x->grid[gi];
     if (conf == x->def) {
         int da = 0, dp = 0;
         default_choice(x, at, &da, &dp); /* known: x->def is only set when it is */
@@ -453,6 +702,8 @@ static cct_rule make_rule(const ctx *x, size_t conf, size_t i0, size_t i1, uint6
     double td = default_time(x, at);
     if (!isnan(td))
         r.margin_default = td / r.predicted_us - 1.0;
+    if (conf != x->def)
+        rule_evidence(x, &x->sec->conf[conf], gi, &r);
     return r;
 }
 
@@ -471,7 +722,7 @@ static cct_status add_band_rules(const ctx *x, const band *b, cct_section *out)
             default_choice(x, x->grid[i + 1], &a1, &p1);
             if (a0 == a1 && p0 == p1)
                 continue;
-            hi = cct_decide_geometric_middle(x->grid[i], x->grid[i + 1]);
+            hi = cct_grid_edge(x->grid[i], x->grid[i + 1]);
         } else if (i < b->i1) {
             continue;
         }
@@ -528,8 +779,13 @@ cct_status cct_dsec_decide(const cct_dsec *sec, const cct_decide_options *opt, c
     bool *kept = calloc(sec->n ? sec->n : 1, sizeof *kept);
     band *bands = malloc(sizeof *bands * (sec->n ? sec->n : 1));
     double *scratch = malloc(sizeof *scratch * 2 * (sec->n ? sec->n : 1));
+    size_t ng1 = sec->n ? sec->n : 1;
+    x.noise = calloc(ng1, sizeof *x.noise);
+    x.pool = opt->cycles ? malloc(sizeof *x.pool * ng1 * PAIR_MAX) : NULL;
+    double *app = opt->cycles ? malloc(sizeof *app * ng1) : NULL;
     cct_status st = CCT_OK;
-    if (!x.cand || !x.grid || !win || !kept || !bands || !scratch) {
+    if (!x.cand || !x.grid || !win || !kept || !bands || !scratch || !x.noise ||
+        (opt->cycles && (!x.pool || !app))) {
         st = cct_error_set(err, CCT_ENOMEM, "out of memory");
         goto done;
     }
@@ -571,8 +827,13 @@ cct_status cct_dsec_decide(const cct_dsec *sec, const cct_decide_options *opt, c
     int da, dp;
     if (default_choice(&x, 0, &da, &dp))
         x.def = sec->n_conf; /* NCCL's choice is known: a rule can name it */
+    if (opt->cycles)
+        compute_noise(&x, x.pool, app); /* the pool is free until the bands are judged */
     for (size_t i = 0; i < x.n_grid; i++) {
-        win[i] = pick(&x, x.grid[i]);
+        bool paired_ok = false;
+        win[i] = opt->cycles ? pick_paired(&x, i, &paired_ok) : SIZE_MAX;
+        if (!paired_ok)
+            win[i] = pick(&x, x.grid[i]);
         if (win[i] == SIZE_MAX) { /* cannot happen: each grid size is someone's measurement */
             st = cct_error_set(err, CCT_EINVAL, "no configuration has a time at %llu bytes",
                                (unsigned long long)x.grid[i]);
@@ -591,6 +852,9 @@ done:
     free(kept);
     free(bands);
     free(scratch);
+    free(x.noise);
+    free(x.pool);
+    free(app);
     return st;
 }
 

@@ -27,6 +27,9 @@
 
 typedef struct cct_decide_options {
     double tie;              /* configurations within this fraction of the fastest tie (0.05) */
+    double paired_tie;       /* with per-cycle samples: a configuration not slower than the
+                              * best by more than this (or the noise floor) with significance
+                              * ties with it (0.10) */
     double max_loss_default; /* a tie-break may not pick a configuration predicted slower than
                               * NCCL's default by more than this fraction (0.02); then the
                               * fastest, or NCCL's own choice forced, wins instead; and a
@@ -40,6 +43,10 @@ typedef struct cct_decide_options {
     bool worst_case_align;   /* rank by time at the protocol's worst measured misalignment */
     int dtype;               /* CCT_DTYPE_*; -1: the one data type the points have (default) */
     bool auto_buffers;       /* choose the buffer sizes (default); else use the three below */
+    /* Per-cycle samples of the points (cct_cycles.h), or NULL: then decisions use each
+     * point's statistics only (imported logs).  With them, NCCL's choice is left only where
+     * the paired per-cycle gain is significant and above the run's A/A noise floor. */
+    const struct cct_cycles *cycles;
     uint64_t buffsize, ll_buffsize, ll128_buffsize; /* NCCL_*BUFFSIZE of the rules; 0: default */
     cct_fit_options fit;
 } cct_decide_options;

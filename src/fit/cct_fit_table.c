@@ -9,6 +9,9 @@
  */
 #include "cct_fit_table.h"
 
+#include "cct_argmin.h"
+#include "cct_cycles.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +230,17 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
         fp.cc = o->cc;
     cct_decide_options dopt = o->decide;
     dopt.ll128_allowed = o->ll128 >= 0 ? o->ll128 != 0 : fp.ll128_allowed;
+    cct_cycles cycles;
+    cct_cycles_init(&cycles);
+    if (!o->no_cycles && !o->argmin &&
+        (st = cct_cycles_load(store, ids, n_ids, &cycles, err)) != CCT_OK) {
+        cct_cycles_free(&cycles);
+        free(points);
+        free(ids);
+        return st;
+    }
+    if (cycles.n > 0)
+        dopt.cycles = &cycles; /* imported runs store statistics without samples */
     cct_table_init(table);
     char runs_text[256] = "";
     size_t used = 0;
@@ -274,9 +288,11 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
         for (size_t i = 0; plain && i < n; i++)
             if (cct_point_is_plain(&points[i]))
                 plain[n_plain++] = points[i];
-        if (st == CCT_OK)
+        if (st == CCT_OK && o->argmin)
+            st = cct_build_argmin_table(plain, n_plain, dopt.ll128_allowed, table, err);
+        else if (st == CCT_OK)
             st = cct_build_table_counted(plain, n_plain, &dopt, table, &skipped, err);
-        if (st == CCT_OK && n_plain < n)
+        if (st == CCT_OK && n_plain < n && !o->argmin)
             st = cct_build_mode_sections(points, n, &dopt, table, &keyed, err);
         free(plain);
         if (summary)
@@ -303,6 +319,7 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
     }
     if (st != CCT_OK)
         cct_table_destroy(table);
+    cct_cycles_free(&cycles);
     free(points);
     free(ids);
     return st;

@@ -23,6 +23,8 @@ typedef struct cct_fit_table_options {
     const char *note;    /* provenance note, NULL for none */
     int cc;              /* compute capability x 10 when the runs do not record it (imports); 0 */
     bool include_failed; /* use runs marked failed too (they stopped on an error) */
+    bool no_cycles;      /* decide from the points' statistics only, ignoring per-cycle samples */
+    bool argmin;         /* the per-size argmin table (cct_argmin.h) instead of the fitter's */
     cct_decide_options decide;
 } cct_fit_table_options;
 

@@ -77,6 +77,17 @@ int cct_constants_apply(const cct_constants *table, ncclTunerConstants_v5_t *ncc
 void cct_constants_at_init(const cct_pctx *ctx, int abi, ncclTunerConstants_v5_t *nccl,
                            ncclDebugLogger_t log)
 {
+    const cct_pstate *ps = cct_pstate_get();
+    if (ps->rccl) {
+        /* RCCL's constants structure is larger than NCCL's and ordered differently: never
+         * write it, whatever the table holds */
+        if (cct_warn_first(CCT_WARN_RCCL))
+            CCT_WARN(log,
+                     "RCCL detected (%s): its tuner structures differ from NCCL's, so NCCL "
+                     "model constants are never written; only a table's rules can apply",
+                     ps->rccl_why);
+        return;
+    }
     const cct_constants *c = cct_ctx_constants(ctx);
     if (!c || cct_constants_count(c) == 0)
         return;
@@ -90,7 +101,6 @@ void cct_constants_at_init(const cct_pctx *ctx, int abi, ncclTunerConstants_v5_t
     }
     if (!nccl)
         return;
-    const cct_pstate *ps = cct_pstate_get();
     if (ps->constants_off || !cct_control_constants_on()) {
         CCT_INFO(log, "comm %s: NCCL model constants not written (%s); NCCL's own are used",
                  cct_ctx_label(ctx),
@@ -106,5 +116,5 @@ void cct_constants_at_init(const cct_pctx *ctx, int abi, ncclTunerConstants_v5_t
         return;
     }
     CCT_INFO(log, "comm %s: wrote %d NCCL model constants from table %s: %s", cct_ctx_label(ctx), n,
-             ps->path, summary);
+             cct_ctx_table_path(ctx), summary);
 }

@@ -9,6 +9,10 @@
  * before CCT_ANY), and evaluates the LL128 rule per (collective, algorithm) for the running
  * NCCL and this GPU, combined with the table's own verdict (which covered the link paths).
  *
+ * With a folder of tables (CCLTUNE_TABLE naming a folder) the table is chosen here, once per
+ * communicator, by the fleet precedence (cct_fleet.h); the context then points into that
+ * table's index exactly as into a single table's, so the per-call path does not change.
+ *
  * The context is read-only after init except for its counters (relaxed atomics: only
  * their final sums matter), so any number of threads may call into it at once.  Its
  * candidates are a range of the process-wide index, so the context itself is its only
@@ -20,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cct_fleet.h"
 #include "plugin_internal.h"
 
 struct cct_pctx {
@@ -40,6 +45,7 @@ struct cct_pctx {
     bool ll128_force[CCT_NUM_COLLS][CCT_NUM_ALGOS]; /* what measurement mode may force */
     const cct_env_mask *env;                        /* v1/v2 on NCCL < 2.22 only */
     const cct_constants *constants; /* the table's nccl_constants when they apply here */
+    const char *table_path;         /* the table in use ("" none); the state owns it */
     atomic_uint_fast64_t count[CCT_NUM_OUTCOMES];
     struct cct_pctx *next_dead; /* the quarantine's list */
 };
@@ -322,6 +328,11 @@ ncclDebugLogger_t cct_ctx_logger(const cct_pctx *ctx)
     return ctx->log;
 }
 
+const char *cct_ctx_table_path(const cct_pctx *ctx)
+{
+    return ctx && ctx->table_path ? ctx->table_path : "";
+}
+
 const char *cct_ctx_label(const cct_pctx *ctx)
 {
     return ctx->label;
@@ -336,9 +347,9 @@ void cct_ctx_set_ambiguous(cct_pctx *ctx)
 
 /* This communicator's sections: a range of the state's index, found by binary search
  * (plugin_index.c), so init costs O(log n) whatever the table holds. */
-static void build_candidates(cct_pctx *ctx, const cct_pstate *ps, size_t *n_sec, size_t *n_rules)
+static void build_candidates(cct_pctx *ctx, const cct_table_index *x, size_t *n_sec,
+                             size_t *n_rules)
 {
-    const cct_table_index *x = &ps->index;
     size_t lo, hi;
     cct_table_index_shape(x, ctx->nranks, ctx->nnodes, &lo, &hi);
     *n_sec = hi - lo;
@@ -393,11 +404,12 @@ static const char *abi_versions(int abi)
 
 /* Settle the context's mode from the table's fingerprint; returns false when strict mode
  * must fail init.  verdict_text receives the fingerprint sentence for the INFO line. */
-static bool resolve_table(cct_pctx *ctx, const cct_pstate *ps, const cct_gpu_facts *g,
-                          char *verdict_text, size_t len, size_t *n_sec, size_t *n_rules)
+static bool resolve_table(cct_pctx *ctx, const cct_pstate *ps, const cct_ptable_ref *tr,
+                          const cct_gpu_facts *g, char *verdict_text, size_t len, size_t *n_sec,
+                          size_t *n_rules)
 {
     size_t lo, hi;
-    cct_table_index_shape(&ps->index, ctx->nranks, ctx->nnodes, &lo, &hi);
+    cct_table_index_shape(tr->index, ctx->nranks, ctx->nnodes, &lo, &hi);
     cct_runtime rt = {g->known ? g->name : NULL,
                       g->cc,
                       ps->nccl_version,
@@ -405,15 +417,15 @@ static bool resolve_table(cct_pctx *ctx, const cct_pstate *ps, const cct_gpu_fac
                       ctx->nnodes,
                       ps->hostid_set};
     char msg[512];
-    cct_fp_verdict v = cct_fingerprint_check_shape(&ps->table, &rt, hi > lo, msg, sizeof msg);
+    cct_fp_verdict v = cct_fingerprint_check_shape(tr->table, &rt, hi > lo, msg, sizeof msg);
     char ver[32];
     cct_nccl_version_format(ps->nccl_version, ver, sizeof ver);
     const char *sep = g->why[0] ? "; " : "";
     /* NCCL model constants describe the GPU and NCCL, not a communicator shape: they apply
      * wherever everything but the topology matches (rank counts the search never ran) */
-    bool constants = ps->table.constants.present && (cct_fp_usable(v) || v == CCT_FP_TOPOLOGY);
+    bool constants = tr->table->constants.present && (cct_fp_usable(v) || v == CCT_FP_TOPOLOGY);
     if (constants)
-        ctx->constants = &ps->table.constants;
+        ctx->constants = &tr->table->constants;
     if (!cct_fp_usable(v)) {
         atomic_store(&ctx->mode, v == CCT_FP_TOPOLOGY ? CCT_OUT_NO_SECTION : CCT_OUT_MISMATCH);
         snprintf(verdict_text, len, "%s: %s%s%s", cct_fp_verdict_name(v), msg, sep, g->why);
@@ -422,7 +434,7 @@ static bool resolve_table(cct_pctx *ctx, const cct_pstate *ps, const cct_gpu_fac
             return true; /* no rules here, but the table is used: the INFO lines say so */
         if (cct_warn_first(CCT_WARN_FINGERPRINT + (int)v) || fatal)
             CCT_WARN(ctx->log, "table %s does not apply (%s): %s%s%s; NCCL's defaults are used%s",
-                     ps->path, cct_fp_verdict_name(v), msg, sep, g->why,
+                     tr->path, cct_fp_verdict_name(v), msg, sep, g->why,
                      fatal ? "; CCLTUNE_STRICT=1: failing communicator init" : "");
         return !fatal;
     }
@@ -432,7 +444,7 @@ static bool resolve_table(cct_pctx *ctx, const cct_pstate *ps, const cct_gpu_fac
         atomic_store(&ctx->mode, CCT_OUT_NO_SECTION); /* every call left to NCCL */
         return true;
     }
-    build_candidates(ctx, ps, n_sec, n_rules);
+    build_candidates(ctx, tr->index, n_sec, n_rules);
     return true;
 }
 
@@ -448,6 +460,123 @@ static bool no_table(cct_pctx *ctx, const cct_pstate *ps, char *verdict_text, si
     if (cct_warn_first(CCT_WARN_TABLE) || fatal)
         CCT_WARN(ctx->log, "%s%s; NCCL's defaults are used for every call%s",
                  ps->status == CCT_TABLE_FAILED ? "cannot use table: " : "", ps->err.msg,
+                 fatal ? "; CCLTUNE_STRICT=1: failing communicator init" : "");
+    return !fatal;
+}
+
+/* ---------- a folder of tables ---------- */
+
+static cct_ptable_ref single_ref(const cct_pstate *ps)
+{
+    cct_ptable_ref r = {ps->path, &ps->table, &ps->index, ps->n_rules, &ps->waived};
+    return r;
+}
+
+static cct_ptable_ref folder_ref(const cct_ptable *t)
+{
+    cct_ptable_ref r = {t->path, &t->table, &t->index, t->n_rules, &t->waived};
+    return r;
+}
+
+/* The folder's files that could not be used: one WARN each, once per process (every init
+ * under CCLTUNE_STRICT, which then fails). */
+static bool warn_skipped(const cct_pstate *ps, ncclDebugLogger_t log)
+{
+    if (!ps->folder || ps->n_skipped == 0)
+        return true;
+    bool fatal = ps->strict;
+    if (cct_warn_first(CCT_WARN_FOLDER_SKIPPED) || fatal)
+        for (size_t i = 0; i < ps->n_skipped; i++)
+            CCT_WARN(log, "table folder %s: skipping a file: %s%s", ps->path, ps->skipped[i].msg,
+                     fatal ? "; CCLTUNE_STRICT=1: failing communicator init" : "");
+    return !fatal;
+}
+
+/* "a.yaml (gpu-mismatch: ...); b.yaml (...)": the near misses of a folder. */
+static void describe_closest(const cct_pstate *ps, const cct_fleet_choice *c, const cct_runtime *rt,
+                             const bool *shape, char *out, size_t len)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int k = 0; k < c->n_closest && used + 1 < len; k++) {
+        const cct_ptable *t = &ps->tables[c->closest[k]];
+        char msg[512];
+        cct_fingerprint_check_shape(&t->table, rt, shape[c->closest[k]], msg, sizeof msg);
+        int w = snprintf(out + used, len - used, "%s%s (%s: %s)", k ? "; " : "", t->name,
+                         cct_fp_verdict_name(c->closest_verdict[k]), msg);
+        used = w < 0 ? used : used + (size_t)w < len ? used + (size_t)w : len - 1;
+    }
+}
+
+/* Choose the folder's table for this communicator (cct_fleet.h).  *out gets it (table NULL
+ * when none matches: then ctx->mode says why, verdict_text lists the closest and one WARN per
+ * process does too).  pick_text gets why this one.  Returns false when strict must fail. */
+static bool pick_from_folder(cct_pctx *ctx, const cct_pstate *ps, const cct_gpu_facts *g,
+                             cct_ptable_ref *out, char *pick_text, size_t pick_len,
+                             char *verdict_text, size_t len)
+{
+    const cct_table *tabs[CCT_FLEET_MAX_FILES];
+    bool shape[CCT_FLEET_MAX_FILES];
+    size_t n = ps->n_tables < CCT_FLEET_MAX_FILES ? ps->n_tables : CCT_FLEET_MAX_FILES;
+    for (size_t i = 0; i < n; i++) {
+        size_t lo, hi;
+        cct_table_index_shape(&ps->tables[i].index, ctx->nranks, ctx->nnodes, &lo, &hi);
+        tabs[i] = &ps->tables[i].table;
+        shape[i] = hi > lo;
+    }
+    cct_runtime rt = {g->known ? g->name : NULL,
+                      g->cc,
+                      ps->nccl_version,
+                      ctx->nranks,
+                      ctx->nnodes,
+                      ps->hostid_set};
+    cct_fleet_choice c;
+    cct_fleet_choose(tabs, shape, n, &rt, &c);
+    if (c.chosen >= 0) {
+        const cct_ptable *t = &ps->tables[c.chosen];
+        *out = folder_ref(t);
+        char why[128], other[128] = "";
+        cct_fleet_rank best = cct_fleet_rank_of(&t->table, &rt);
+        cct_fleet_rank_text(&best, why, sizeof why);
+        if (c.runner_up >= 0) {
+            cct_fleet_rank r2 = cct_fleet_rank_of(&ps->tables[c.runner_up].table, &rt);
+            cct_fleet_rank_text(&r2, other, sizeof other);
+        }
+        snprintf(pick_text, pick_len, "; picked %s of %zu in folder %s (%s)%s%s%s%s%s", t->name,
+                 ps->n_tables, ps->path, why,
+                 c.runner_up < 0 ? ", the only match"
+                 : c.tie         ? ", tied with "
+                                 : ", over ",
+                 c.runner_up >= 0 ? ps->tables[c.runner_up].name : "", c.runner_up >= 0 ? " (" : "",
+                 other,
+                 c.runner_up < 0 ? ""
+                 : c.tie         ? "): first by file name"
+                                 : ")");
+        if (c.tie && cct_warn_first(CCT_WARN_FOLDER_TIE))
+            CCT_WARN(ctx->log,
+                     "tables %s and %s of folder %s both match nranks=%d nnodes=%d with equal "
+                     "precedence; using %s (first by file name).  Remove one or narrow a "
+                     "fingerprint (ccltune validate %s)",
+                     t->name, ps->tables[c.runner_up].name, ps->path, ctx->nranks, ctx->nnodes,
+                     t->name, ps->path);
+        return true;
+    }
+    out->table = NULL;
+    out->path = ps->path;
+    bool topology = c.n_closest > 0 && c.closest_verdict[0] == CCT_FP_TOPOLOGY;
+    atomic_store(&ctx->mode, topology ? CCT_OUT_NO_SECTION : CCT_OUT_MISMATCH);
+    char closest[1536];
+    describe_closest(ps, &c, &rt, shape, closest, sizeof closest);
+    char ver[32];
+    snprintf(verdict_text, len, "no table of the folder matches; closest: %s", closest);
+    bool fatal = ps->strict && !topology;
+    if (cct_warn_first(CCT_WARN_FOLDER_NONE) || fatal)
+        CCT_WARN(ctx->log,
+                 "no table in folder %s matches this process (%s, cc %d.%d, NCCL %s, nranks=%d "
+                 "nnodes=%d%s); NCCL's defaults are used; closest: %s%s",
+                 ps->path, g->known ? g->name : "GPU unknown", g->cc / 10, g->cc % 10,
+                 cct_nccl_version_format(ps->nccl_version, ver, sizeof ver), ctx->nranks,
+                 ctx->nnodes, ps->hostid_set ? ", NCCL_HOSTID set" : "", closest,
                  fatal ? "; CCLTUNE_STRICT=1: failing communicator init" : "");
     return !fatal;
 }
@@ -492,22 +621,29 @@ cct_pctx *cct_ctx_create_with(const cct_pstate *ps, const cct_gpu_facts *gpu, in
         ctx->env = &ps->env;
     cct_pstate_ctx_add(1);
 
-    build_ll128(ctx, ps, ps->status == CCT_TABLE_OK ? &ps->table : NULL, g.known ? g.cc : -1);
+    bool ok = warn_skipped(ps, log);
+    char verdict[2048] = "", pick[4608] = "";
+    cct_ptable_ref tr = {ps->path, NULL, NULL, 0, NULL};
+    bool have = ps->status == CCT_TABLE_OK;
+    if (have && ps->folder && ok)
+        ok = pick_from_folder(ctx, ps, &g, &tr, pick, sizeof pick, verdict, sizeof verdict);
+    else if (have && !ps->folder)
+        tr = single_ref(ps);
+    build_ll128(ctx, ps, tr.table, g.known ? g.cc : -1);
 
-    bool ok = true;
     if (ps->force_env_bad && (cct_warn_first(CCT_WARN_FORCE) || ps->strict)) {
         CCT_WARN(log, "%s; not forcing anything%s", ps->force_err.msg,
                  ps->strict ? "; CCLTUNE_STRICT=1: failing communicator init" : "");
         ok = !ps->strict;
     }
-    char verdict[2048] = "";
     size_t n_sec = 0, n_rules = 0;
-    if (ok && ps->status == CCT_TABLE_OK && ps->waived.msg[0] && cct_warn_first(CCT_WARN_UNSAFE_OK))
-        CCT_WARN(log, "%s; used anyway because CCLTUNE_TABLE_UNSAFE_OK=1", ps->waived.msg);
-    if (ok && ps->status == CCT_TABLE_OK)
-        ok = resolve_table(ctx, ps, &g, verdict, sizeof verdict, &n_sec, &n_rules);
-    else if (ok)
+    if (ok && tr.table && tr.waived->msg[0] && cct_warn_first(CCT_WARN_UNSAFE_OK))
+        CCT_WARN(log, "%s; used anyway because CCLTUNE_TABLE_UNSAFE_OK=1", tr.waived->msg);
+    if (ok && tr.table)
+        ok = resolve_table(ctx, ps, &tr, &g, verdict, sizeof verdict, &n_sec, &n_rules);
+    else if (ok && !have)
         ok = no_table(ctx, ps, verdict, sizeof verdict);
+    ctx->table_path = tr.table ? tr.path : "";
     if (!ok) {
         *fail = true;
         ctx_bury(ctx); /* no finalize line: for NCCL this communicator never existed */
@@ -516,12 +652,12 @@ cct_pctx *cct_ctx_create_with(const cct_pstate *ps, const cct_gpu_facts *gpu, in
     char ver[32];
     CCT_INFO(log,
              "init comm %s nranks=%d nnodes=%d tuner %s NCCL %s: table %s%s%s%s, %zu sections / "
-             "%zu rules, %zu sections / %zu rules apply here; fingerprint %s%s",
+             "%zu rules, %zu sections / %zu rules apply here; fingerprint %s%s%s",
              ctx->label, ctx->nranks, ctx->nnodes, abi_versions(abi),
              cct_nccl_version_format(ps->nccl_version, ver, sizeof ver),
-             ps->path[0] ? ps->path : "(none)", ps->path_from ? " (from " : "",
-             ps->path_from ? ps->path_from : "", ps->path_from ? ")" : "", ps->table.n_sections,
-             ps->n_rules, n_sec, n_rules, verdict,
+             tr.path[0] ? tr.path : "(none)", ps->path_from ? " (from " : "",
+             ps->path_from ? ps->path_from : "", ps->path_from ? ")" : "",
+             tr.table ? tr.table->n_sections : 0, tr.n_rules, n_sec, n_rules, verdict, pick,
              atomic_load(&cct_measure_on) ? "; measurement mode on" : "");
     return ctx;
 }

@@ -12,6 +12,10 @@
  *    thread -- NCCL calls tuner init on the thread that set up the communicator's device --
  *    then cuDeviceGetName and the compute capability attributes.  No cuInit: if the
  *    driver is not initialised the calls fail and the GPU is reported unknown.
+ *  - RCCL (AMD's fork) exports the same ncclGetVersion and loads the same tuner symbols, but
+ *    its structures differ (ncclTunerConstants_v5_t has more algorithms and a bwRatio
+ *    array): it is recognised by the file that defines ncclGetVersion (dladdr: librccl*),
+ *    a loaded librccl.so, or an exported rcclGetVersion.
  * Each lookup takes its own reference and drops it before returning.
  */
 #include <dlfcn.h>
@@ -45,6 +49,38 @@ int cct_device_nccl_version(void)
         version = 0;
     dlclose(lib);
     return version;
+}
+
+static bool named_rccl(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return strncmp(base, "librccl", 7) == 0;
+}
+
+bool cct_device_is_rccl(char *why, size_t why_len)
+{
+    why[0] = '\0';
+    void *fn = dlsym(RTLD_DEFAULT, "ncclGetVersion");
+    Dl_info info;
+    if (fn && dladdr(fn, &info) && info.dli_fname && named_rccl(info.dli_fname)) {
+        snprintf(why, why_len, "ncclGetVersion is defined by %s", info.dli_fname);
+        return true;
+    }
+    if (dlsym(RTLD_DEFAULT, "rcclGetVersion")) {
+        snprintf(why, why_len, "the process exports rcclGetVersion");
+        return true;
+    }
+    static const char *const libs[] = {"librccl.so.1", "librccl.so"};
+    for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+        void *lib = dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (lib) {
+            dlclose(lib);
+            snprintf(why, why_len, "%s is loaded", libs[i]);
+            return true;
+        }
+    }
+    return false;
 }
 
 bool cct_device_current_gpu(char *name, size_t name_len, int *cc, char *why, size_t why_len)

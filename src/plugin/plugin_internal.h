@@ -71,6 +71,10 @@ typedef enum cct_warn_topic {
     CCT_WARN_CONSTANTS_OLD_ABI, /* (an INFO) constants in the table, tuner ABI < v5 */
     CCT_WARN_CONSTANTS_BAD,     /* the table's constants failed validation */
     CCT_WARN_DEAD_CONTEXT,      /* a call on a context finalized already */
+    CCT_WARN_FOLDER_SKIPPED,    /* files of a table folder that could not be used */
+    CCT_WARN_FOLDER_NONE,       /* no table of the folder matches a communicator */
+    CCT_WARN_FOLDER_TIE,        /* two tables of the folder tie for a communicator */
+    CCT_WARN_RCCL,              /* RCCL: constants never written */
     CCT_NUM_WARN_TOPICS
 } cct_warn_topic;
 bool cct_warn_first(int topic);
@@ -108,6 +112,10 @@ bool cct_env_off(const char *name);
 /* NCCL_VERSION_CODE of the NCCL in this process (ncclGetVersion looked up at run time),
  * 0 when not found. */
 int cct_device_nccl_version(void);
+/* Whether the NCCL in this process is RCCL (AMD's fork: same tuner symbol names, other
+ * structure layouts): the library that defines ncclGetVersion is named librccl*, or it
+ * exports rcclGetVersion.  why gets how it was recognised. */
+bool cct_device_is_rccl(char *why, size_t why_len);
 /* Name and compute capability of the GPU current on the calling thread, through the CUDA
  * driver already loaded in the process.  false (and why) when it cannot be read. */
 bool cct_device_current_gpu(char *name, size_t name_len, int *cc, char *why, size_t why_len);
@@ -207,6 +215,26 @@ typedef enum cct_table_status {
     CCT_TABLE_FAILED = 2 /* configured but missing, unreadable or malformed */
 } cct_table_status;
 
+/* One table of a folder (CCLTUNE_TABLE naming a folder, cct_fleet.h). */
+typedef struct cct_ptable {
+    char *path;       /* FOLDER/NAME, malloc'ed */
+    const char *name; /* NAME, inside path */
+    cct_table table;
+    size_t n_rules;
+    cct_table_index index;
+    cct_error waived; /* as cct_pstate's */
+} cct_ptable;
+
+/* What a context reads of the table it was given: the state's single table, or one of
+ * its folder's. */
+typedef struct cct_ptable_ref {
+    const char *path;
+    const cct_table *table;
+    const cct_table_index *index;
+    size_t n_rules;
+    const cct_error *waived;
+} cct_ptable_ref;
+
 typedef struct cct_pstate {
     cct_table_status status;
     const char *path_from; /* "CCLTUNE_TABLE" / "NCCL_TUNER_CONFIG_FILE"; NULL */
@@ -229,6 +257,16 @@ typedef struct cct_pstate {
     cct_force force;    /* its value */
     bool force_env_bad; /* CCLTUNE_FORCE present but malformed */
     cct_error force_err;
+    bool rccl;          /* the NCCL in this process is RCCL (plugin_device.c) */
+    char rccl_why[256]; /* how it was recognised */
+    /* CCLTUNE_TABLE names a folder (path): its tables that loaded, in file-name order, and
+     * the files skipped (each error names its file).  status is CCT_TABLE_OK when at least
+     * one loaded; table/index above stay empty. */
+    bool folder;
+    cct_ptable *tables;
+    size_t n_tables;
+    cct_error *skipped;
+    size_t n_skipped;
 } cct_pstate;
 
 /* The state, loading it on first use (thread-safe, once per loaded library). */
@@ -239,6 +277,12 @@ const cct_pstate *cct_pstate_get(void);
 cct_status cct_pstate_index_table(cct_pstate *ps);
 /* Free the table and index of a state built with cct_pstate_index_table(). */
 void cct_pstate_free_table(cct_pstate *ps);
+/* Load every table of the folder ps->path into ps->tables (CCLTUNE_TABLE naming a folder);
+ * files that fail the safe-loading rules or the loader go to ps->skipped.  Used by the
+ * state's loader and by tests that build states of their own. */
+void cct_pstate_load_folder(cct_pstate *ps);
+/* Free what cct_pstate_load_folder() allocated. */
+void cct_pstate_free_folder(cct_pstate *ps);
 /* Contexts alive; the unload destructor frees the table only when this is 0. */
 void cct_pstate_ctx_add(int delta);
 
@@ -345,6 +389,8 @@ typedef struct cct_decision {
  * fingerprint matches apart from the topology, the block present), else NULL. */
 const cct_constants *cct_ctx_constants(const cct_pctx *ctx);
 const char *cct_ctx_label(const cct_pctx *ctx);
+/* The path of the table the context uses ("" when none). */
+const char *cct_ctx_table_path(const cct_pctx *ctx);
 /* The logger the context was created with (also after finalize: the memory is quarantined). */
 ncclDebugLogger_t cct_ctx_logger(const cct_pctx *ctx);
 

@@ -11,15 +11,21 @@
  * the search index (plugin_index.c: sections by communicator shape, rules by size) is built
  * here too, so a communicator's init costs a binary search whatever the table holds.
  *
+ * CCLTUNE_TABLE may name a folder instead (a fleet: one table per kind of box, cct_fleet.h):
+ * every *.yaml in it is read the same way, once, and each communicator's init picks the one
+ * that matches (plugin_context.c); a file that cannot be used is skipped and reported.
+ *
  * NCCL dlcloses the plugin when its last communicator is destroyed; the destructor frees
  * the table then, unless contexts are still alive (a process exiting without destroying its
  * communicators): the memory stays with the exiting process rather than risk a use-after-free.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "cct_fleet.h"
 #include "cct_safe_file.h"
 #include "plugin_internal.h"
 
@@ -66,6 +72,10 @@ static void load_table(cct_pstate *ps)
         return;
     }
     strcpy(ps->path, path);
+    if (cct_fleet_is_folder(ps->path)) {
+        cct_pstate_load_folder(ps);
+        return;
+    }
     /* the safe-loading rules (cct_safe_file.h, docs/plugin.md): a table steers every job
      * that loads it, so one others could have written is refused like a malformed one */
     cct_safe_rules rules = cct_safe_rules_default(CCT_TABLE_MAX_FILE_BYTES);
@@ -97,6 +107,96 @@ cct_status cct_pstate_index_table(cct_pstate *ps)
     return CCT_OK;
 }
 
+/* Read and index one file of the folder; false (and err) when it cannot be used. */
+static bool load_one(const char *path, cct_ptable *t, cct_error *err)
+{
+    cct_safe_rules rules = cct_safe_rules_default(CCT_TABLE_MAX_FILE_BYTES);
+    char *data = NULL;
+    size_t len = 0;
+    cct_table_init(&t->table);
+    cct_status st = cct_safe_read(path, &rules, &data, &len, err, &t->waived);
+    if (st == CCT_OK)
+        st = cct_table_load_buffer(data, len, path, &t->table, err);
+    free(data);
+    if (st == CCT_OK && cct_table_index_build(&t->table, &t->index) != CCT_OK) {
+        cct_table_destroy(&t->table);
+        st = cct_error_set(err, CCT_ENOMEM, "%s: out of memory indexing the table", path);
+    }
+    if (st != CCT_OK) {
+        if (!err->msg[0])
+            cct_error_set(err, st, "%s: %s", path, cct_strerror(st));
+        return false;
+    }
+    t->n_rules = 0;
+    for (size_t i = 0; i < t->table.n_sections; i++)
+        t->n_rules += t->table.sections[i].n_rules;
+    return true;
+}
+
+void cct_pstate_load_folder(cct_pstate *ps)
+{
+    ps->folder = true;
+    char **names = NULL;
+    size_t n = 0;
+    if (cct_fleet_list(ps->path, &names, &n, &ps->err) != CCT_OK) {
+        ps->status = CCT_TABLE_FAILED;
+        return;
+    }
+    ps->tables = calloc(n ? n : 1, sizeof *ps->tables);
+    ps->skipped = calloc(n ? n : 1, sizeof *ps->skipped);
+    if (!ps->tables || !ps->skipped) {
+        cct_fleet_list_free(names, n);
+        ps->status = CCT_TABLE_FAILED;
+        cct_error_set(&ps->err, CCT_ENOMEM, "%s: out of memory loading the folder", ps->path);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        cct_ptable *t = &ps->tables[ps->n_tables];
+        size_t len = strlen(ps->path) + strlen(names[i]) + 2;
+        t->path = malloc(len);
+        cct_error err = {0};
+        if (!t->path) {
+            cct_error_set(&ps->skipped[ps->n_skipped++], CCT_ENOMEM, "%s/%s: out of memory",
+                          ps->path, names[i]);
+            continue;
+        }
+        snprintf(t->path, len, "%s/%s", ps->path, names[i]);
+        t->name = t->path + strlen(ps->path) + 1;
+        if (load_one(t->path, t, &err)) {
+            ps->n_tables++;
+        } else {
+            ps->skipped[ps->n_skipped++] = err;
+            free(t->path);
+            memset(t, 0, sizeof *t);
+        }
+    }
+    cct_fleet_list_free(names, n);
+    if (ps->n_tables > 0) {
+        ps->status = CCT_TABLE_OK;
+        return;
+    }
+    ps->status = CCT_TABLE_FAILED;
+    if (n == 0)
+        cct_error_set(&ps->err, CCT_ENOTFOUND, "%s: folder holds no *.yaml table", ps->path);
+    else
+        cct_error_set(&ps->err, CCT_EINVAL, "%s: none of the folder's %zu tables can be used",
+                      ps->path, n);
+}
+
+void cct_pstate_free_folder(cct_pstate *ps)
+{
+    for (size_t i = 0; i < ps->n_tables; i++) {
+        cct_table_index_free(&ps->tables[i].index);
+        cct_table_destroy(&ps->tables[i].table);
+        free(ps->tables[i].path);
+    }
+    free(ps->tables);
+    free(ps->skipped);
+    ps->tables = NULL;
+    ps->skipped = NULL;
+    ps->n_tables = ps->n_skipped = 0;
+}
+
 void cct_pstate_free_table(cct_pstate *ps)
 {
     cct_table_index_free(&ps->index);
@@ -113,6 +213,7 @@ static void load_once(void)
     const char *dbg = getenv("NCCL_DEBUG");
     ps->trace = dbg && strcasecmp(dbg, "TRACE") == 0;
     ps->nccl_version = cct_device_nccl_version();
+    ps->rccl = cct_device_is_rccl(ps->rccl_why, sizeof ps->rccl_why);
     ps->hostid_set = getenv("NCCL_HOSTID") != NULL;
     ps->ll128_c2c = env_int("NCCL_LL128_C2C", -1);
     ps->proto_env_set = getenv("NCCL_PROTO") != NULL;
@@ -139,6 +240,8 @@ void cct_pstate_ctx_add(int delta)
 
 __attribute__((destructor)) static void cct_pstate_unload(void)
 {
-    if (atomic_load(&live_contexts) == 0)
+    if (atomic_load(&live_contexts) == 0) {
         cct_pstate_free_table(&state);
+        cct_pstate_free_folder(&state);
+    }
 }

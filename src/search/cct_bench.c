@@ -2,12 +2,13 @@
  * cct_bench.c - the bench plan (default, tuned, forced candidates) and its report
  * (see cct_bench.h).
  *
- * The candidates for the oracle are the configurations the table has models for, at the
- * table's buffer sizes: the ones the search measured and did not exclude.  A table with NCCL
- * model constants is also benched where it has no section (or, with --rules off, everywhere):
- * there the candidates are every algorithm/protocol NCCL allows on the path, and 'default'
- * runs on a communicator initialised with NCCL's own constants, so tuned vs default is the
- * table's constants (and rules) against untouched NCCL.  The report
+ * The candidates for the oracle are every algorithm/protocol NCCL offers on the path (as the
+ * search forces them, at NCCL's channel count), plus, where the table has a section, the
+ * configurations it has models for at its buffer sizes and the ones its rules apply -- so a
+ * table without models (hand-written, or the per-size argmin) has an oracle too.  A table
+ * with NCCL model constants is also benched where it has no section (with --rules off,
+ * everywhere), and 'default' runs on a communicator initialised with NCCL's own constants, so
+ * tuned vs default is the table's constants (and rules) against untouched NCCL.  The report
  * joins the three kinds of points per collective and size; ratios are speed ratios
  * (default time / tuned time), so 1.10 means the table is 10 % faster.
  */
@@ -92,6 +93,62 @@ bool cct_bench_generic_candidate(const cct_table *t, int coll, int algo, int pro
     return proto >= 0 && proto < CCT_NUM_PROTOS;
 }
 
+/* Whether the search's space forces (algo, proto) (its --algos and --protos). */
+static bool in_space(const cct_space *s, int algo, int proto)
+{
+    bool a = false, p = false;
+    for (size_t i = 0; i < s->n_algos; i++)
+        a |= s->algos[i] == algo;
+    for (size_t i = 0; i < s->n_protos; i++)
+        p |= s->protos[i] == proto;
+    return a && p;
+}
+
+/* The oracle's forced candidates for c's collective, appended to its group: the
+ * configurations the table has models for (at its buffer sizes) and the ones its rules
+ * apply (but LL128 where the verdict forbids it), in any section of this collective and
+ * topology (keyed by call mode or not), where it has a section; then every algorithm/protocol of
+ * the search's space that NCCL offers on this path at its channel count (Ring, Tree for allreduce;
+ * LL128 where the table's verdict allows it), so a table without models -- hand-written, or the
+ * per-size argmin -- has an oracle too. */
+static cct_status push_candidates(const cct_search_opts *o, const cct_table *t, bool has_section,
+                                  cct_config **cfgs, size_t *n, size_t *cap, size_t first,
+                                  cct_config *c, cct_error *err)
+{
+    cct_status st = CCT_OK;
+    for (size_t si = 0; st == CCT_OK && has_section && si < t->n_sections; si++) {
+        const cct_section *s = &t->sections[si];
+        if (!same_topology(s, c->coll, c->ranks, c->nodes))
+            continue;
+        for (size_t m = 0; st == CCT_OK && m < s->n_models; m++) {
+            if (s->models[m].buffsize != c->buffsize)
+                continue;
+            c->algo = s->models[m].algo;
+            c->proto = s->models[m].proto;
+            c->channels = s->models[m].channels;
+            st = push_config(cfgs, n, cap, first, c, err);
+        }
+        for (size_t r = 0; st == CCT_OK && r < s->n_rules; r++) {
+            if (s->rules[r].proto == CCT_PROTO_LL128 && !t->ll128_allowed)
+                continue; /* not in the session's protocol set: NCCL would not run it */
+            c->algo = s->rules[r].algo;
+            c->proto = s->rules[r].proto;
+            c->channels = s->rules[r].channels;
+            st = push_config(cfgs, n, cap, first, c, err);
+        }
+    }
+    c->channels = 0;
+    for (int a = 0; st == CCT_OK && a < CCT_NUM_ALGOS; a++)
+        for (int p = 0; st == CCT_OK && p < CCT_NUM_PROTOS; p++) {
+            if (!in_space(&o->space, a, p) || !cct_bench_generic_candidate(t, c->coll, a, p))
+                continue;
+            c->algo = a;
+            c->proto = p;
+            st = push_config(cfgs, n, cap, first, c, err);
+        }
+    return st;
+}
+
 cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, int ranks, int nodes,
                                 cct_plan *plan, cct_error *err)
 {
@@ -112,8 +169,7 @@ cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, in
     for (size_t ci = 0; ci < o->space.n_colls; ci++) {
         int coll = o->space.colls[ci];
         const cct_section *sec = cct_table_find_section(t, coll, ranks, nodes, 1, 0);
-        bool generic = constants && (!sec || o->bench_rules_off);
-        if (!sec && !generic)
+        if (!sec && !constants)
             continue;
         plan->space.colls[plan->space.n_colls++] = coll;
         size_t first = n;
@@ -135,32 +191,8 @@ cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, in
             c.algo = c.proto = kind == 0 ? CCT_DEFAULT : CCT_TUNED;
             st = push_config(&cfgs, &n, &cap, first, &c, err);
         }
-        /* the oracle's candidates: what the table has models for in any section of this
-         * collective and topology (keyed by call mode or not), measured at its buffer sizes;
-         * with constants and no rules here, every algorithm/protocol NCCL allows on this
-         * path (Ring, Tree for allreduce; LL128 where the table's verdict allows it) */
-        for (size_t si = 0; st == CCT_OK && sec && si < t->n_sections; si++) {
-            const cct_section *s = &t->sections[si];
-            if (!same_topology(s, coll, ranks, nodes))
-                continue;
-            for (size_t m = 0; st == CCT_OK && m < s->n_models; m++) {
-                if (s->models[m].buffsize != buf)
-                    continue;
-                c.algo = s->models[m].algo;
-                c.proto = s->models[m].proto;
-                c.channels = s->models[m].channels;
-                st = push_config(&cfgs, &n, &cap, first, &c, err);
-            }
-        }
-        c.channels = 0;
-        for (int a = 0; st == CCT_OK && generic && a < CCT_NUM_ALGOS; a++)
-            for (int p = 0; st == CCT_OK && p < CCT_NUM_PROTOS; p++) {
-                if (!cct_bench_generic_candidate(t, coll, a, p))
-                    continue;
-                c.algo = a;
-                c.proto = p;
-                st = push_config(&cfgs, &n, &cap, first, &c, err);
-            }
+        if (st == CCT_OK)
+            st = push_candidates(o, t, sec != NULL, &cfgs, &n, &cap, first, &c, err);
         if (st != CCT_OK) {
             free(cfgs);
             return st;

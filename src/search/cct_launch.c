@@ -40,34 +40,6 @@ bool cct_search_under_mpi(void)
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
 }
 
-cct_status cct_search_find_plugin(const char *explicit_path, char *out, size_t len, cct_error *err)
-{
-    const char *given = explicit_path ? explicit_path : getenv("CCLTUNE_PLUGIN");
-    if (given) {
-        if (!realpath(given, out) || access(out, R_OK) != 0)
-            return cct_error_set(err, CCT_ENOTFOUND, "plugin %s not found", given);
-        return CCT_OK;
-    }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return cct_error_set(err, CCT_ENOTFOUND, "cannot locate the ccltune executable");
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = '\0';
-    static const char *const rel[] = {"plugin", "../lib", "../lib64", "../lib/x86_64-linux-gnu"};
-    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-        char cand[PATH_MAX + 64];
-        snprintf(cand, sizeof cand, "%s/%s/libnccl-tuner-ccltune.so", exe, rel[i]);
-        if (access(cand, R_OK) == 0 && realpath(cand, out))
-            return CCT_OK;
-    }
-    (void)len;
-    return cct_error_set(err, CCT_ENOTFOUND,
-                         "libnccl-tuner-ccltune.so not found beside %s; pass --plugin PATH", exe);
-}
-
 static bool mps_running(char *dir, size_t len)
 {
     const char *d = getenv("CUDA_MPS_PIPE_DIRECTORY");

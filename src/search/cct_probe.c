@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cct_ll128.h"
+#include "cct_probe_links.h"
 
 /* ---- NVML, opened at run time ---- */
 typedef struct nvml_api {
@@ -405,6 +406,12 @@ static void json_string(FILE *out, const char *s)
 void cct_probe_print_json(FILE *out, const cct_probe_info *info, int ranks, int nodes,
                           int ranks_per_gpu)
 {
+    cct_probe_print_json_links(out, info, ranks, nodes, ranks_per_gpu, NULL);
+}
+
+void cct_probe_print_json_links(FILE *out, const cct_probe_info *info, int ranks, int nodes,
+                                int ranks_per_gpu, const struct cct_links *links)
+{
     char reason[512];
     bool ok = cct_probe_ll128(info, ranks, nodes, ranks_per_gpu, reason, sizeof reason);
     fprintf(out, "{\"host\": ");
@@ -444,5 +451,10 @@ void cct_probe_print_json(FILE *out, const cct_probe_info *info, int ranks, int 
             ranks, nodes, ranks_per_gpu, cct_probe_links(info, nodes, ranks_per_gpu),
             ok ? "true" : "false");
     json_string(out, reason);
-    fprintf(out, "}}\n");
+    fputc('}', out);
+    if (links) {
+        fprintf(out, ", ");
+        cct_links_print_json(out, links, info);
+    }
+    fprintf(out, "}\n");
 }

@@ -72,5 +72,10 @@ void cct_probe_print(FILE *out, const cct_probe_info *info, int ranks, int nodes
                      int ranks_per_gpu);
 void cct_probe_print_json(FILE *out, const cct_probe_info *info, int ranks, int nodes,
                           int ranks_per_gpu);
+/* The same JSON object with the measured link matrix (cct_probe_links.h) as "link_matrix";
+ * links NULL: exactly cct_probe_print_json's. */
+struct cct_links;
+void cct_probe_print_json_links(FILE *out, const cct_probe_info *info, int ranks, int nodes,
+                                int ranks_per_gpu, const struct cct_links *links);
 
 #endif

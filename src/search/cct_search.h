@@ -90,8 +90,8 @@ int cct_search_fail(cct_error *err, int code, const char *fmt, ...)
 /* True when this process was started under mpirun (OpenMPI/PMIx/Slurm variables). */
 bool cct_search_under_mpi(void);
 
-/* Path of libnccl-tuner-ccltune.so: opts->plugin_path, $CCLTUNE_PLUGIN, or beside the
- * executable (build tree: src/plugin/; installed: ../lib). */
+/* Path of libnccl-tuner-ccltune.so: opts->plugin_path, $CCLTUNE_PLUGIN, or found from the
+ * executable (build tree: src/cli/../plugin; installed: bindir/../libdir).  cct_plugin_path.c. */
 cct_status cct_search_find_plugin(const char *explicit_path, char *out, size_t len, cct_error *err);
 
 /* Exit status a worker uses to say "the watchdog fired; the hang is stored". */

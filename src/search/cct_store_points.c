@@ -23,6 +23,10 @@
     "run_id = ? AND coll = ? AND algo = ? AND proto = ? AND channels = ? AND buffsize = ? AND "    \
     "ll_buffsize = ? AND ll128_buffsize = ? AND align = ? AND ranks = ? AND nodes = ? AND "        \
     "dtype = ? AND bytes = ? AND in_place = ? AND pipe_ops = ? AND reg_buff = ?"
+#define KEY_WHERE_V1 /* schema 1: no call-mode columns */                                          \
+    "run_id = ? AND coll = ? AND algo = ? AND proto = ? AND channels = ? AND buffsize = ? AND "    \
+    "ll_buffsize = ? AND ll128_buffsize = ? AND align = ? AND ranks = ? AND nodes = ? AND "        \
+    "dtype = ? AND bytes = ? AND in_place = ?"
 
 const char *cct_store_describe_point(const cct_config *c, uint64_t bytes, bool in_place, char *buf,
                                      size_t len)
@@ -269,9 +273,15 @@ cct_status cct_store_find_point(cct_store *s, int64_t run_id, const cct_config *
     if (rc != CCT_OK)
         return rc;
     sqlite3_stmt *st;
-    if ((rc = cct_store_prepare(s, "SELECT id FROM points WHERE " KEY_WHERE, &st, doing, err)))
+    bool v1 = s->schema < 2; /* no call-mode columns: every point is a plain call */
+    if (v1 && (cct_config_pipe_ops(cfg) > 1 || cfg->reg_buff))
+        return CCT_OK;
+    if ((rc = cct_store_prepare(s,
+                                v1 ? "SELECT id FROM points WHERE " KEY_WHERE_V1
+                                   : "SELECT id FROM points WHERE " KEY_WHERE,
+                                &st, doing, err)))
         return rc;
-    int step = bind_key(st, run_id, cfg, bytes, in_place) | bind_mode(st, 15, cfg);
+    int step = bind_key(st, run_id, cfg, bytes, in_place) | (v1 ? 0 : bind_mode(st, 15, cfg));
     if (step == SQLITE_OK)
         step = sqlite3_step(st);
     if (step == SQLITE_ROW)

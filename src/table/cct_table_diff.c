@@ -73,6 +73,10 @@ cct_status cct_diff_push(cct_diff *diff, const cct_diff_change *change)
     diff->changes = grown;
     diff->changes[diff->n_changes++] = c;
     diff->n_level[c.level]++;
+    if (c.level == CCT_DIFF_DECISION) {
+        diff->n_within_noise += c.within_noise;
+        diff->n_significant += !c.within_noise;
+    }
     return CCT_OK;
 }
 
@@ -326,6 +330,11 @@ cct_status cct_table_diff(const cct_table *old_t, const cct_table *new_t,
         return cct_error_set(err, st, "comparing tables: %s", cct_strerror(st));
     }
     return CCT_OK;
+}
+
+bool cct_diff_no_significant(const cct_diff *diff)
+{
+    return diff->n_significant == 0;
 }
 
 bool cct_diff_decisions_equal(const cct_diff *diff)

@@ -77,6 +77,13 @@ typedef struct cct_diff_change {
      * cct_rule_model.h, or a band's predicted_us near its ref_bytes); NAN when one of them
      * has none, so a percentage never rests on an extrapolated model. */
     double speedup_lo, speedup_hi;
+    /* DECISION level: whether the change is significant.  A changed band (CHOICE, TUNING) is
+     * within noise when both tables carry measured evidence (cct_rule: gain over NCCL's choice
+     * with its interval, and the run's noise floor; a band left to NCCL counts as gain 1
+     * exactly) and neither choice's interval lies above the other's by more than the larger
+     * of the two noise floors; every other decision change is significant. */
+    bool within_noise;
+    bool no_evidence; /* a changed band one of whose rules carries no evidence (old tables) */
     /* MODELS: models whose key only one table has, models whose numbers differ. */
     size_t models_added, models_removed, models_changed;
     bool alignment_changed;
@@ -89,6 +96,8 @@ typedef struct cct_diff {
                                  recommended_env, nccl_constants, then sections in the writer's
                                  order, and by size within a section */
     size_t n_level[3];        /* changes per cct_diff_level */
+    size_t n_significant;     /* DECISION changes that are significant ... */
+    size_t n_within_noise;    /* ... and those within both runs' noise */
 } cct_diff;
 
 typedef struct cct_diff_options {
@@ -104,9 +113,26 @@ void cct_diff_options_default(cct_diff_options *opt);
 cct_status cct_table_diff(const cct_table *old_t, const cct_table *new_t,
                           const cct_diff_options *opt, cct_diff *out, cct_error *err);
 
+/* True when no significant DECISION change was found (changes within noise may remain). */
+bool cct_diff_no_significant(const cct_diff *diff);
+
 /* True when no change of level DECISION was found: the plugin will behave the same. */
 bool cct_diff_decisions_equal(const cct_diff *diff);
 
 void cct_diff_destroy(cct_diff *diff);
+
+/* Agreement of two tables' decisions: at `per_octave` sizes per octave from min_bytes to
+ * max_bytes (round(min_bytes * 2^(k / per_octave))), in every plain section either table has
+ * (pipe_ops and reg_buff CCT_ANY), whether both choose the same algorithm, protocol and
+ * channel count -- what `ccltune export --format nccl-example-csv` would write for that size.
+ * A section only one table has disagrees at every size.  Per collective and in total. */
+typedef struct cct_agreement {
+    size_t sizes, agree;
+    size_t coll_sizes[CCT_NUM_COLLS], coll_agree[CCT_NUM_COLLS];
+} cct_agreement;
+
+cct_status cct_table_agreement(const cct_table *a, const cct_table *b, uint64_t min_bytes,
+                               uint64_t max_bytes, int per_octave, cct_agreement *out,
+                               cct_error *err);
 
 #endif

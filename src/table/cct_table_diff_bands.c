@@ -6,10 +6,13 @@
  * table makes exactly one choice; a split or merged band therefore shows up only where the
  * choice really differs.  Consecutive ranges with the same change become one line.
  * Predictions are evaluated at the geometric middle of each range (see mid_bytes), from the
- * models behind the rules (cct_rule_model.h), else from a band's predicted_us, and only where
- * the table backs them: a model within its span, a predicted_us near its ref_bytes.  For a
- * changed choice both configurations are predicted from the new table when it backs both, so
- * the percentage compares like with like; the old table is the fallback.  A band left to
+ * models behind the rules (cct_rule_model.h), and only where the table backs them (a model
+ * within its span; the new table's first), or from a band's predicted_us at exactly the size
+ * it was taken at.  A changed choice's two configurations are always predicted at the same
+ * size: the range's middle, else the new band's ref_bytes, else the old band's (inside the
+ * range) -- never one table's number at one size against the other's at another.  Whether a
+ * changed band is significant comes from the two rules' measured evidence (see
+ * classify).  A band left to
  * NCCL (cct_rule_is_nccl_choice) runs NCCL's default: its twin's model or its predicted_us
  * stands in for that default only under the same conditions, and a band left to NCCL in one
  * table and naming the same configuration in the other is no change (the plugin does the
@@ -87,6 +90,52 @@ static double predict(const cct_table *t, const cct_section *s, const cct_diff_c
     return NAN;
 }
 
+/* A rule's gain over NCCL's choice as a log interval, with its run's noise floor: [0, 0] for a
+ * band left to NCCL; false when the rule carries no evidence. */
+static bool evidence_of(const cct_rule *r, double *lo, double *hi, double *noise)
+{
+    if (cct_rule_is_nccl_choice(r)) {
+        *lo = *hi = *noise = 0.0;
+        return true;
+    }
+    if (r->no_baseline || !(r->gain > 0.0 && r->gain_lo > 0.0 && r->gain_hi >= r->gain_lo))
+        return false;
+    *lo = log(r->gain_lo);
+    *hi = log(r->gain_hi);
+    *noise = r->noise > 0.0 ? log1p(r->noise) : 0.0;
+    return true;
+}
+
+/* Whether replacing rule a by rule b is within noise: both carry evidence, and neither
+ * choice's interval of gain over NCCL lies above the other's by more than the larger noise
+ * floor.  Sets *unknown when one of them has no evidence (then the change is significant). */
+static bool classify(const cct_rule *a, const cct_rule *b, bool *unknown)
+{
+    double alo, ahi, an, blo, bhi, bn;
+    *unknown = !evidence_of(a, &alo, &ahi, &an) || !evidence_of(b, &blo, &bhi, &bn);
+    if (*unknown)
+        return false;
+    double floor = an > bn ? an : bn;
+    return !(blo - ahi > floor || alo - bhi > floor);
+}
+
+/* Configuration c at exactly n bytes: a model within its span in either table (the new
+ * first), else rule r's predicted_us when r chose c and was evaluated at n (or, hand-written,
+ * does not say where: then for its whole band). */
+static double exactly_at(const cct_table *ta, const cct_section *sa, const cct_table *tb,
+                         const cct_section *sb, const cct_diff_config *c, const cct_rule *r,
+                         uint64_t n)
+{
+    double v = predict(tb, sb, c, NULL, n);
+    if (isnan(v))
+        v = predict(ta, sa, c, NULL, n);
+    cct_diff_config rc = config_of(r);
+    if (isnan(v) && config_equal(&rc, c) && isfinite(r->predicted_us) && r->predicted_us > 0 &&
+        (r->ref_bytes == n || (r->ref_bytes == 0 && n >= r->min_bytes && n < r->max_bytes)))
+        v = r->predicted_us;
+    return v;
+}
+
 /* A change being accumulated over consecutive ranges. */
 typedef struct pending {
     bool open;
@@ -121,6 +170,27 @@ typedef struct pair {
     cct_diff_change key; /* the section's key, copied into every change */
 } pair;
 
+/* When no table's models back both choices at the range's middle: both at the new band's
+ * ref_bytes, else at the old band's, when inside the range (a band's predicted_us holds
+ * only there).  Hand-written
+ * bands that do not say where hold for their whole band. */
+static void at_a_ref(const pair *x, const cct_rule *ra, const cct_rule *rb, uint64_t lo,
+                     uint64_t hi, const cct_diff_config *from, const cct_diff_config *to,
+                     double *t_old, double *t_new)
+{
+    const cct_rule *refs[2] = {rb, ra};
+    for (int i = 0; i < 2; i++) {
+        uint64_t n = refs[i]->ref_bytes ? refs[i]->ref_bytes : refs[i]->min_bytes;
+        if ((refs[i]->ref_bytes == 0 && ra->ref_bytes != rb->ref_bytes) || n < lo || n >= hi)
+            continue; /* one hand-written side, or a size outside this range */
+        *t_old = exactly_at(x->ta, x->sa, x->tb, x->sb, from, ra, n);
+        *t_new = exactly_at(x->ta, x->sa, x->tb, x->sb, to, rb, n);
+        if (isfinite(*t_old) && isfinite(*t_new))
+            return;
+    }
+    *t_old = *t_new = NAN;
+}
+
 /* One range [lo, hi) on which each table has one rule: extend the pending change, or flush
  * it and start another, or just flush when nothing worth a line changed here. */
 static cct_status range(cct_diff *d, pending *p, const pair *x, const cct_rule *ra,
@@ -135,13 +205,12 @@ static cct_status range(cct_diff *d, pending *p, const pair *x, const cct_rule *
     int sign = 0;
     if (!config_equal(&from, &to)) {
         kind = from.algo != to.algo || from.proto != to.proto ? CCT_DIFF_CHOICE : CCT_DIFF_TUNING;
-        /* like with like: both from the new table's models where it backs both */
-        double t_old = predict(tb, sb, &from, NULL, n);
-        if (isnan(t_old))
-            t_old = predict(ta, sa, &from, ra, n);
-        double t_new = predict(tb, sb, &to, rb, n);
-        if (isnan(t_new))
-            t_new = predict(ta, sa, &to, NULL, n);
+        /* like with like: both at the same size -- the range's middle, else a band's
+         * ref_bytes inside the range -- never a number taken at another size */
+        double t_old = exactly_at(ta, sa, tb, sb, &from, ra, n);
+        double t_new = exactly_at(ta, sa, tb, sb, &to, rb, n);
+        if (!isfinite(t_old) || !isfinite(t_new))
+            at_a_ref(x, ra, rb, lo, hi, &from, &to, &t_old, &t_new);
         speedup = t_old / t_new - 1.0;
     } else if (from.nccl || to.nccl) {
         /* NCCL runs its default here on at least one side (the plugin does the same thing on
@@ -157,7 +226,10 @@ static cct_status range(cct_diff *d, pending *p, const pair *x, const cct_rule *
     }
     if (!isfinite(speedup))
         speedup = NAN;
-    if (p->open && p->c.kind == kind && p->sign == sign && config_equal(&p->c.from, &from) &&
+    bool unknown = false;
+    bool within = kind != CCT_DIFF_PREDICTED && classify(ra, rb, &unknown);
+    if (p->open && p->c.kind == kind && p->sign == sign && p->c.within_noise == within &&
+        p->c.no_evidence == unknown && config_equal(&p->c.from, &from) &&
         config_equal(&p->c.to, &to) && p->c.from.nccl == from.nccl && p->c.to.nccl == to.nccl &&
         p->c.max_bytes == lo) {
         p->c.max_bytes = hi;
@@ -176,6 +248,8 @@ static cct_status range(cct_diff *d, pending *p, const pair *x, const cct_rule *
     p->c.max_bytes = hi;
     p->c.from = from;
     p->c.to = to;
+    p->c.within_noise = within;
+    p->c.no_evidence = unknown;
     widen(&p->c, speedup);
     return st;
 }

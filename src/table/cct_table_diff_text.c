@@ -169,6 +169,8 @@ static void band_line(const cct_diff_change *c, char *line, size_t len)
     if (!isnan(c->speedup_lo))
         append(line, len, ", %spredicted %s", c->kind == CCT_DIFF_PREDICTED ? "now " : "",
                speed_text(c, speed, sizeof speed));
+    if (c->within_noise) /* a change with no evidence on either side stays unmarked */
+        append(line, len, " [within noise]");
 }
 
 static void models_line(const cct_diff_change *c, char *line, size_t len)

@@ -8,7 +8,8 @@
  * it would find the real driver inside a NCCL job -- no test hook in the plugin itself.
  * The GPU it reports comes from the environment, so tests can stage mismatches:
  *   CCT_FAKE_GPU_NAME (default "NVIDIA H200"), CCT_FAKE_GPU_CC (default 90),
- *   CCT_FAKE_NO_CONTEXT=1 (cuCtxGetDevice fails as without a current context).
+ *   CCT_FAKE_NO_CONTEXT=1 (cuCtxGetDevice fails as without a current context),
+ *   CCT_FAKE_NO_GPU=1 (cuInit fails as on a box without GPUs; `ccltune doctor` calls it).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,4 +48,36 @@ EXPORT int cuDeviceGetAttribute(int *value, int attribute, int device)
     else
         return 1; /* CUDA_ERROR_INVALID_VALUE */
     return 0;
+}
+
+/* What `ccltune doctor` calls to make device 0 current before reading it, as NCCL has done
+ * before tuner init: CCT_FAKE_NO_GPU=1 makes cuInit fail as on a box without GPUs. */
+EXPORT int cuInit(unsigned flags)
+{
+    const char *none = getenv("CCT_FAKE_NO_GPU");
+    (void)flags;
+    return none && strcmp(none, "1") == 0 ? 100 /* CUDA_ERROR_NO_DEVICE */ : 0;
+}
+
+EXPORT int cuDeviceGet(int *device, int ordinal)
+{
+    if (ordinal != 0)
+        return 101;
+    *device = 0;
+    return 0;
+}
+
+static int fake_primary_context;
+
+EXPORT int cuDevicePrimaryCtxRetain(void **ctx, int device)
+{
+    if (device != 0)
+        return 101;
+    *ctx = &fake_primary_context;
+    return 0;
+}
+
+EXPORT int cuCtxSetCurrent(void *ctx)
+{
+    return ctx == &fake_primary_context ? 0 : 201;
 }

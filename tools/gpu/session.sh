@@ -7,9 +7,9 @@
 # Stages: build (ccltune, and nccl-tests when its source is carried in .ncclt/), tests
 # (meson test, GPU suite included), probe, proof (the plugin inside real NCCL with a
 # hand-written table), capture (nccl-tests logs for the importers), search2/search4 (the
-# recorded dataset), tune2/tune4/tune8 (end to end), pipe (issue 8b: grouped/registered call
-# modes), calib (issue 8a: a table's NCCL model constants, rules off, against NCCL's defaults
-# and the oracle at 3/8 and 2/4 ranks), tunecal (issue 8a: tune fits nccl_constants from the
+# recorded dataset), tune2/tune4/tune8 (end to end), pipe (grouped/registered call
+# modes), calib (a table's NCCL model constants, rules off, against NCCL's defaults
+# and the oracle at 3/8 and 2/4 ranks), tunecal (tune fits nccl_constants from the
 # NCCL model printout its search captured).  Logs go to $OUT/logs; a tarball of
 # them and a summary come back.  Nothing here changes the GPU's settings.
 set -uo pipefail
@@ -129,7 +129,7 @@ search() {
 stage_search2() { search 2 "${MAX2:-64M}" ${SEARCH_ARGS:-}; }
 stage_search4() { search 4 "${MAX4:-64M}" ${SEARCH_ARGS:-}; }
 
-# the end-to-end pipeline (issue 5): adaptive search + fit + table with `ccltune tune`,
+# the end-to-end pipeline: adaptive search + fit + table with `ccltune tune`,
 # then `ccltune bench` of that table on the same kind of communicator
 TUNE_ARGS=${TUNE_ARGS:---channels nccl,1,2,max --align 0,4 --buffsize default,1M --cycles 4 --timeout 60}
 tune() {
@@ -241,7 +241,7 @@ stage_smoke() {
 # NCCL's own cost model as it prints it (NCCL_DEBUG_SUBSYS=TUNING: latency/bandwidth per
 # collective, algorithm and protocol) with its default constants, at 2/3/4/8 shared ranks and,
 # on a multi-GPU kind, one rank per GPU; plus what numPipeOps/regBuff NCCL hands the tuner for
-# grouped (nccl-tests -m) and registered (-R 1) collectives (plugin trace).  Issue 8's inputs.
+# grouped (nccl-tests -m) and registered (-R 1) collectives (plugin trace).
 stage_ncclmodel() {
     local d=$LOG/nccl-model
     mkdir -p "$d"
@@ -285,7 +285,7 @@ stage_ncclmodel() {
     summary "ncclmodel: $(grep -l 'Latency' "$d"/model-*.log 2>/dev/null | wc -l) model logs; pipe: $(head -c 300 "$d"/pipe-*R1.txt | tr '\n' ' ')"
 }
 
-# issue 8b: grouped (numPipeOps) and registered-buffer (regBuff) calls.  Tune allreduce and
+# grouped (numPipeOps) and registered-buffer (regBuff) calls.  Tune allreduce and
 # allgather at 2 shared ranks over plain, 4-op groups and registered buffers, then bench that
 # table in 4-op group mode (and registered 4-op groups); the same over NVLink when the kind
 # has more than one GPU.  Look for: "pipe_ops:"/"reg_buff:" sections in the table (keyed
@@ -295,7 +295,7 @@ pipe_run() {
     local tag=$1 ranks=$2 rpg=$3
     local t0=$SECONDS y=$OUT/pipe-$tag.yaml
     timeout 150 "$CCLTUNE" tune -o "$y" --store "$OUT/pipe-$tag.db" --no-plots \
-        --note "issue 8b: call modes, $tag" --ranks "$ranks" --ranks-per-gpu "$rpg" $PIPE_ARGS \
+        --note "call modes, $tag" --ranks "$ranks" --ranks-per-gpu "$rpg" $PIPE_ARGS \
         >"$LOG/pipe-tune-$tag.log" 2>&1
     local rc=$?
     local keyed
@@ -320,7 +320,7 @@ stage_pipe() {
     fi
 }
 
-# issue 8b: do the keyed sections help?  The pipe table refitted by the current fitter, with and
+# do the keyed sections help?  The pipe table refitted by the current fitter, with and
 # without its pipe_ops/reg_buff sections (tools/strip_keyed_sections.py), benched back to back
 # in 4-op group mode at 2 shared ranks, at the sizes where the keyed rules decide otherwise.
 stage_pipecmp() {
@@ -337,7 +337,7 @@ stage_pipecmp() {
     summary "pipecmp: $((SECONDS - t0)) s"
 }
 
-# Issue 8a: a table's NCCL model constants (CALTABLE, e.g. from `ccltune calibrate`; default: the
+# a table's NCCL model constants (CALTABLE, e.g. from `ccltune calibrate`; default: the
 # hand-written tests/data/tables/constants-only.yaml) benched with its rules off -- tuned = NCCL
 # with the table's constants, default = NCCL untouched (second communicator), oracle = best of
 # Ring/Tree x LL/LL128/Simple forced -- at rank counts the search did not measure (3, 8) and did
@@ -375,7 +375,7 @@ stage_calib() {
     summary "calib model: $(wc -l <"$d/model-3ranks-constants1.txt") model lines, $differ differ with vs without constants; $(grep -m1 -o 'wrote [0-9]* NCCL model constants' "$d/model-3ranks-constants1.log"); off: $(grep -m1 -o 'not written ([A-Z_=0-9]*)' "$d/model-3ranks-constants0.log")"
 }
 
-# Issue 8a round 2: `ccltune tune` fits nccl_constants from NCCL's model printout that the
+# `ccltune tune` fits nccl_constants from NCCL's model printout that the
 # search captures itself (a probe communicator before the first session, its own processes
 # with NCCL_DEBUG=INFO; the measuring workers log nothing).  2 shared ranks, small search;
 # then `ccltune calibrate STORE` without --nccl-log must find the stored printout.  Look for:
@@ -388,7 +388,7 @@ stage_tunecal() {
     local y=$OUT/tunecal.yaml db=$OUT/tunecal.db l=$LOG/tunecal.log t0=$SECONDS
     rm -f "$db" "$db-wal" "$db-shm"
     timeout 300 "$CCLTUNE" tune -o "$y" --store "$db" --no-plots --ranks 2 --ranks-per-gpu 2 \
-        --note "issue 8a: tune with captured NCCL model" $TUNECAL_ARGS >"$l" 2>&1
+        --note "tune with captured NCCL model" $TUNECAL_ARGS >"$l" 2>&1
     local rc=$? wall=$((SECONDS - t0))
     local entries
     entries=$(sed -n '/^nccl_constants:/,/^[a-z]/p' "$y" 2>/dev/null | grep -c ': *{.*[0-9]')

@@ -1,0 +1,361 @@
+/*
+ * test_decide_stable.c - the rules that make decisions statistics, not luck (suite `unit`):
+ * the paired per-cycle gain and its interval, the significance rule against the run's A/A
+ * noise floor, the order among configurations that are not significantly different, the
+ * readable grid band edges sit on, and a section decided from per-cycle samples (a clear
+ * gain taken with its evidence on the rule; the same gain refused where NCCL's default and
+ * its forced twin differ as much; two equal candidates resolved the same way whichever
+ * happened to be faster).  docs/fitting.md, "Stable decisions", states each rule.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "cct_cycles.h"
+#include "cct_decide.h"
+#include "cct_decide_stats.h"
+#include "fit_test_util.h"
+
+/* ---- the paired gain and the significance rule ---- */
+
+static void test_gain_estimate_median_and_interval(void **state)
+{
+    (void)state;
+    double ref[4] = {110, 121, 99, 132}, conf[4] = {100, 110, 90, 120}; /* 10 % in each cycle */
+    double lr[4];
+    assert_int_equal(cct_paired_log_ratios(ref, 4, conf, 4, 0, lr), 4);
+    cct_gain_est g = cct_gain_estimate(lr, 4);
+    assert_int_equal(g.cycles, 4);
+    assert_true(fabs(exp(g.log_gain) - 1.1) < 1e-9);
+    assert_true(fabs(exp(g.lo) - 1.1) < 1e-9 && fabs(exp(g.hi) - 1.1) < 1e-9); /* no spread */
+    /* spread widens the interval by Student's t with n - 1 degrees of freedom */
+    double lr2[4] = {log(1.2), log(1.0), log(1.1), log(1.1)};
+    g = cct_gain_estimate(lr2, 4);
+    double mean = (log(1.2) + log(1.0) + 2 * log(1.1)) / 4, ss = 0;
+    double v[4] = {log(1.2), log(1.0), log(1.1), log(1.1)};
+    for (int i = 0; i < 4; i++)
+        ss += (v[i] - mean) * (v[i] - mean);
+    double half = 3.182 * sqrt(ss / 3 / 4);
+    assert_true(fabs(g.lo - (mean - half)) < 1e-9);
+    assert_true(fabs(g.hi - (mean + half)) < 1e-9);
+    assert_true(fabs(g.log_gain - log(1.1)) < 1e-9);
+    /* pairs stop at the shorter side and at max_pairs; bad samples are skipped */
+    double bad[3] = {100, NAN, 100};
+    assert_int_equal(cct_paired_log_ratios(ref, 4, bad, 3, 0, lr), 2);
+    assert_int_equal(cct_paired_log_ratios(ref, 4, conf, 4, 3, lr), 3);
+    /* one cycle: an estimate, no interval; none: nothing */
+    g = cct_gain_estimate(lr, 1);
+    assert_true(isinf(g.lo) && g.lo < 0 && isinf(g.hi));
+    g = cct_gain_estimate(lr, 0);
+    assert_int_equal(g.cycles, 0);
+    assert_true(isnan(g.log_gain));
+}
+
+static void test_significance_needs_interval_above_noise(void **state)
+{
+    (void)state;
+    cct_gain_est g = {log(1.10), log(1.06), log(1.14), 4};
+    assert_true(cct_gain_significant(&g, 0.0, 0.02));
+    assert_true(cct_gain_significant(&g, log(1.05), 0.02));
+    assert_false(cct_gain_significant(&g, log(1.07), 0.02)); /* the A/A noise reaches it */
+    assert_false(cct_gain_significant(&g, 0.0, 0.08));       /* the guard reaches it */
+    cct_gain_est wide = {log(1.30), log(0.98), log(1.70), 4};
+    assert_false(cct_gain_significant(&wide, 0.0, 0.02)); /* large but not significant */
+    cct_gain_est one = {log(2.0), -INFINITY, INFINITY, 1};
+    assert_false(cct_gain_significant(&one, 0.0, 0.0));
+    cct_gain_est two = {log(1.5), log(1.4), log(1.6), 2};
+    assert_true(cct_gain_significant(&two, 0.1, 0.02));
+}
+
+static void test_clearly_slower(void **state)
+{
+    (void)state;
+    /* 2 cycles (a configuration the adaptive search stopped timing): slower in both by more
+     * than the tie is clearly slower, though t with 1 degree of freedom is unbounded */
+    double lr[2] = {log(1.20), log(1.25)};
+    cct_gain_est g = cct_gain_estimate(lr, 2);
+    assert_false(cct_gain_significant(&g, 0.0, 0.10));
+    assert_true(cct_clearly_slower(&g, lr, 0.0, 0.10));
+    double lr2[2] = {log(1.20), log(1.05)}; /* one cycle within the tie */
+    g = cct_gain_estimate(lr2, 2);
+    assert_false(cct_clearly_slower(&g, lr2, 0.0, 0.10));
+    /* the noise floor raises the bar */
+    g = cct_gain_estimate(lr, 2);
+    assert_false(cct_clearly_slower(&g, lr, log(1.22), 0.10));
+}
+
+static void test_noise_floor_rms(void **state)
+{
+    (void)state;
+    double aa[4] = {0.03, -0.04, 0.0, 0.0};
+    assert_true(fabs(cct_noise_floor(aa, 4) - 0.025) < 1e-12);
+    assert_true(cct_noise_floor(aa, 0) == 0.0);
+}
+
+/* ---- the order among configurations that are not significantly different ---- */
+
+static cct_config cfg(int algo, int proto, int channels, uint64_t buffsize)
+{
+    cct_config c;
+    memset(&c, 0, sizeof c);
+    c.algo = algo;
+    c.proto = proto;
+    c.channels = channels;
+    c.buffsize = buffsize;
+    return c;
+}
+
+static void test_tie_order(void **state)
+{
+    (void)state;
+    int na = CCT_ALGO_RING, np = CCT_PROTO_SIMPLE; /* NCCL's choice */
+    cct_config nccl = cfg(na, np, 0, 0), same64 = cfg(na, np, 64, 0), same2 = cfg(na, np, 2, 0);
+    cct_config tree1 = cfg(CCT_ALGO_TREE, CCT_PROTO_LL, 1, 0);
+    cct_config ring1 = cfg(CCT_ALGO_RING, CCT_PROTO_LL, 1, 0);
+    cct_config ring1s = cfg(CCT_ALGO_RING, CCT_PROTO_LL, 1, 1 << 20);
+    cct_config tree0 = cfg(CCT_ALGO_TREE, CCT_PROTO_LL, 0, 0);
+    /* NCCL's choice first, then its algorithm and protocol at another channel count */
+    assert_true(cct_decide_tie_order(&nccl, &same64, na, np) < 0);
+    assert_true(cct_decide_tie_order(&same64, &tree1, na, np) < 0);
+    assert_true(cct_decide_tie_order(&same2, &same64, na, np) < 0);
+    /* then fewer channels; NCCL's count (0) ranks as the most */
+    assert_true(cct_decide_tie_order(&tree1, &tree0, na, np) < 0);
+    /* then algorithm, protocol, buffer sizes */
+    assert_true(cct_decide_tie_order(&tree1, &ring1, na, np) < 0);
+    assert_true(cct_decide_tie_order(&ring1, &ring1s, na, np) < 0);
+    /* antisymmetric, and 0 only for the same configuration */
+    cct_config all[] = {nccl, same64, same2, tree1, ring1, ring1s, tree0};
+    for (size_t i = 0; i < 7; i++)
+        for (size_t j = 0; j < 7; j++) {
+            int a = cct_decide_tie_order(&all[i], &all[j], na, np);
+            int b = cct_decide_tie_order(&all[j], &all[i], na, np);
+            assert_true((a < 0) == (b > 0));
+            assert_true((a == 0) == (i == j));
+        }
+    /* NCCL's choice unknown: fewer channels first */
+    assert_true(cct_decide_tie_order(&tree1, &nccl, -1, -1) < 0);
+}
+
+/* ---- band edges on a readable grid ---- */
+
+static bool on_grid(uint64_t v)
+{
+    if (v < 4)
+        return true;
+    int k = 63 - __builtin_clzll(v);
+    uint64_t step = (uint64_t)1 << (k - 2);
+    return v % step == 0;
+}
+
+static void test_grid_edges(void **state)
+{
+    (void)state;
+    assert_true(cct_grid_edge(32768, 65536) == 49152);       /* 1.5 x 32 KiB */
+    assert_true(cct_grid_edge(2048, 4096) == 3072);          /* 3 KiB */
+    assert_true(cct_grid_edge(1 << 20, 1 << 22) == 2 << 20); /* 2 MiB: the middle itself */
+    assert_true(cct_grid_edge(0, 1024) == 512);
+    assert_true(cct_grid_edge(1000, 1001) == 1001); /* no grid point between: the measured size */
+    assert_true(cct_grid_above(8192, 16384) == 10240);        /* the next quarter octave */
+    assert_true(cct_grid_above(1 << 20, 2 << 20) == 1310720); /* 1.25 MiB */
+    assert_true(cct_grid_above(1000, 1001) == 1001);
+    /* in (lo, hi], on the grid or hi, for many pairs */
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 5);
+    for (int i = 0; i < 20000; i++) {
+        uint64_t lo = (uint64_t)exp(gsl_rng_uniform(r) * 30.0);
+        uint64_t hi = lo + 1 + (uint64_t)(exp(gsl_rng_uniform(r) * 3.0) * (double)lo);
+        uint64_t e = cct_grid_edge(lo, hi), a = cct_grid_above(lo, hi);
+        assert_true(e > lo && e <= hi && (on_grid(e) || e == hi));
+        assert_true(a > lo && a <= hi && (on_grid(a) || a == hi));
+        assert_true(a <= e);
+    }
+    gsl_rng_free(r);
+}
+
+/* ---- a section decided from per-cycle samples ---- */
+
+#define NS 8 /* sizes 4 KiB .. 512 KiB */
+#define CYC 4
+
+typedef struct synth {
+    cct_point p[64];
+    size_t n;
+    cct_cycles cyc;
+} synth;
+
+/* A point whose CYC per-cycle times are base * f[c]; its statistics from those. */
+static void add(synth *s, int algo, int proto, int channels, uint64_t bytes, double base,
+                const double *f)
+{
+    double t[CYC];
+    for (int c = 0; c < CYC; c++)
+        t[c] = base * f[c];
+    cct_point p = ft_point(algo, proto, channels, bytes, base, 0.01);
+    if (algo == CCT_DEFAULT) {
+        p.nccl_algo = CCT_ALGO_RING;
+        p.nccl_proto = CCT_PROTO_SIMPLE;
+    }
+    assert_true(s->n < 64);
+    s->p[s->n++] = p;
+    assert_int_equal(cct_cycles_add(&s->cyc, &p, t, CYC, NULL), CCT_OK);
+}
+
+/* NCCL's default and its forced twin (ring/simple, NCCL's channels) at every size, the twin
+ * off by `aa` in every cycle, slower at one size and faster at the next (an A/A control
+ * showing gains of `aa` where there are none); the candidates at `gain1`, `gain2` times
+ * faster than the default in every cycle, with a common 5 % cycle drift everyone shares. */
+static void make(synth *s, double aa, double gain1, double gain2)
+{
+    memset(s, 0, sizeof *s);
+    cct_cycles_init(&s->cyc);
+    static const double drift[CYC] = {1.0, 1.05, 0.97, 1.02};
+    for (int i = 0; i < NS; i++) {
+        uint64_t n = (uint64_t)4096 << i;
+        double t = ft_line(20.0, 3.0, n);
+        double twin[CYC];
+        for (int c = 0; c < CYC; c++)
+            twin[c] = drift[c] * (i % 2 ? 1.0 + aa : 1.0 - aa);
+        add(s, CCT_DEFAULT, CCT_DEFAULT, 0, n, t, drift);
+        add(s, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, n, t, twin);
+        if (gain1 > 0)
+            add(s, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 2, n, t / gain1, drift);
+        if (gain2 > 0)
+            add(s, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 64, n, t / gain2, drift);
+    }
+    cct_cycles_sort(&s->cyc);
+}
+
+static const cct_section *decide(synth *s, cct_table *t)
+{
+    cct_decide_options opt;
+    cct_decide_options_default(&opt);
+    opt.cycles = &s->cyc;
+    cct_error err;
+    cct_table_init(t);
+    if (cct_build_section(s->p, s->n, &opt, t, &err) != CCT_OK)
+        fail_msg("%s", err.msg);
+    return &t->sections[0];
+}
+
+static void test_clear_gain_taken_with_evidence(void **state)
+{
+    (void)state;
+    synth *s = malloc(sizeof *s);
+    make(s, 0.01, 1.25, 0.0);
+    cct_table t;
+    const cct_section *sec = decide(s, &t);
+    assert_int_equal(sec->n_rules, 1);
+    const cct_rule *r = &sec->rules[0];
+    assert_int_equal(r->algo, CCT_ALGO_TREE);
+    assert_int_equal(r->channels, 2);
+    assert_true(fabs(r->gain - 1.25) < 1e-6);
+    assert_true(r->gain_lo <= r->gain && r->gain <= r->gain_hi);
+    assert_int_equal(r->cycles, CYC);
+    assert_true(r->noise > 0.0 && r->noise < 0.03); /* the twin's 1 % */
+    assert_false(r->no_baseline);
+    cct_table_destroy(&t);
+    cct_cycles_free(&s->cyc);
+    free(s);
+}
+
+static void test_gain_within_aa_noise_refused(void **state)
+{
+    (void)state;
+    synth *s = malloc(sizeof *s);
+    /* 8 % faster in every cycle, but NCCL's default and its own twin differ by 12 % */
+    make(s, 0.12, 1.08, 0.0);
+    cct_table t;
+    const cct_section *sec = decide(s, &t);
+    for (size_t i = 0; i < sec->n_rules; i++) {
+        assert_int_equal(sec->rules[i].channels, 0);
+        assert_int_equal(sec->rules[i].algo, CCT_ALGO_RING); /* NCCL's own choice */
+        assert_true(sec->rules[i].gain == 0.0);              /* no override, no evidence */
+    }
+    cct_table_destroy(&t);
+    cct_cycles_free(&s->cyc);
+    /* the same gain with a quiet A/A control is taken */
+    make(s, 0.005, 1.08, 0.0);
+    sec = decide(s, &t);
+    assert_int_equal(sec->rules[0].algo, CCT_ALGO_TREE);
+    cct_table_destroy(&t);
+    cct_cycles_free(&s->cyc);
+    free(s);
+}
+
+static void test_equal_candidates_resolved_by_order(void **state)
+{
+    (void)state;
+    synth *s = malloc(sizeof *s);
+    /* 2 and 64 channels within 2 % of each other: fewer channels wins whichever is faster */
+    for (int swap = 0; swap < 2; swap++) {
+        make(s, 0.01, swap ? 1.30 : 1.32, swap ? 1.32 : 1.30);
+        cct_table t;
+        const cct_section *sec = decide(s, &t);
+        assert_int_equal(sec->n_rules, 1);
+        assert_int_equal(sec->rules[0].channels, 2);
+        cct_table_destroy(&t);
+        cct_cycles_free(&s->cyc);
+    }
+    /* 64 channels 30 % ahead of 2 channels: a real difference, the faster wins */
+    make(s, 0.01, 1.10, 1.45);
+    cct_table t;
+    const cct_section *sec = decide(s, &t);
+    assert_int_equal(sec->rules[0].channels, 64);
+    cct_table_destroy(&t);
+    cct_cycles_free(&s->cyc);
+    free(s);
+}
+
+/* Per size, the tie set is taken relative to the best; two neighbouring bands are compared
+ * with each other.  Below 64 KiB tree/simple with 2 channels wins (30 % over NCCL; 64 channels
+ * only 10 %); above, ring/ll with 64 channels is best (60 %), tree/simple/64 within the tie of
+ * it (50 %) and tree/simple/2 not (40 %), so the sizes pick tree/simple/64.  Over the upper
+ * sizes tree/simple/2 is within the tie of tree/simple/64 and first in the order (fewer
+ * channels): the two bands become one tree/simple/2 band. */
+static void test_equal_neighbour_bands_merge(void **state)
+{
+    (void)state;
+    synth *s = malloc(sizeof *s);
+    make(s, 0.01, 0.0, 0.0);
+    static const double drift[CYC] = {1.0, 1.05, 0.97, 1.02};
+    for (int i = 0; i < NS; i++) {
+        uint64_t n = (uint64_t)4096 << i;
+        double t = ft_line(20.0, 3.0, n);
+        bool upper = i >= NS / 2;
+        add(s, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 2, n, t / (upper ? 1.40 : 1.30), drift);
+        add(s, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 64, n, t / (upper ? 1.50 : 1.10), drift);
+        add(s, CCT_ALGO_RING, CCT_PROTO_LL, 64, n, t / (upper ? 1.60 : 1.05), drift);
+    }
+    cct_cycles_sort(&s->cyc);
+    cct_table t;
+    const cct_section *sec = decide(s, &t);
+    assert_int_equal(sec->n_rules, 1);
+    assert_int_equal(sec->rules[0].algo, CCT_ALGO_TREE);
+    assert_int_equal(sec->rules[0].channels, 2);
+    cct_table_destroy(&t);
+    cct_cycles_free(&s->cyc);
+    free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gain_estimate_median_and_interval),
+        cmocka_unit_test(test_significance_needs_interval_above_noise),
+        cmocka_unit_test(test_clearly_slower),
+        cmocka_unit_test(test_noise_floor_rms),
+        cmocka_unit_test(test_tie_order),
+        cmocka_unit_test(test_grid_edges),
+        cmocka_unit_test(test_clear_gain_taken_with_evidence),
+        cmocka_unit_test(test_gain_within_aa_noise_refused),
+        cmocka_unit_test(test_equal_candidates_resolved_by_order),
+        cmocka_unit_test(test_equal_neighbour_bands_merge),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -27,13 +27,15 @@ fi
 { ninja -C "$ASAN_BUILD" >/dev/null &&
   meson test -C "$ASAN_BUILD" --print-errorlogs --num-processes "$jobs"; } || rc=1
 
-echo "== ThreadSanitizer: the plugin's thread and attack tests (64 threads) ($TSAN_BUILD)"
+echo "== ThreadSanitizer: the plugin's thread and attack tests, the profiler's (64 threads) ($TSAN_BUILD)"
 if [ ! -f "$TSAN_BUILD/build.ninja" ]; then
   meson setup "$TSAN_BUILD" -Dwerror=true -Dcuda=disabled -Db_sanitize=thread >/dev/null || rc=1
 fi
 { ninja -C "$TSAN_BUILD" tests/test_plugin_threads tests/test_plugin_attacks \
+    tests/test_profiler_threads \
     src/plugin/libnccl-tuner-ccltune.so tests/fake_cuda/libcuda.so.1 >/dev/null &&
-  meson test -C "$TSAN_BUILD" --no-rebuild --print-errorlogs plugin_threads plugin_attacks; } ||
+  meson test -C "$TSAN_BUILD" --no-rebuild --print-errorlogs plugin_threads plugin_attacks \
+    profiler_threads; } ||
   rc=1
 
 echo "== libFuzzer: each target from its seed corpus ($FUZZ_BUILD)"

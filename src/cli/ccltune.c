@@ -26,6 +26,8 @@ static const cct_command commands[] = {
     {"validate", "check tuning tables (exit 0 when all are valid)", cct_cmd_validate},
     {"explain", "show a table's decision for every size band", cct_cmd_explain},
     {"diff", "say what changed between two tables (exit 0 when decisions are equal)", cct_cmd_diff},
+    {"audit", "say what NCCL ran in recorded jobs, and whether it ran the table's choices",
+     cct_cmd_audit},
     {"plot", "draw measurements, models and a table's choices with gnuplot", cct_cmd_plot},
     {"probe", "print this machine's fingerprint and the LL128 verdict", cct_cmd_probe},
     {"search", "measure NCCL collectives into the measurement store", cct_cmd_search},

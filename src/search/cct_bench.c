@@ -13,6 +13,8 @@
  * (default time / tuned time), so 1.10 means the table is 10 % faster.
  */
 #include "cct_bench.h"
+#include "cct_facts.h"
+#include "cct_say.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -86,7 +88,7 @@ static cct_status push_config(cct_config **cfgs, size_t *n, size_t *cap, size_t 
 
 bool cct_bench_generic_candidate(const cct_table *t, int coll, int algo, int proto)
 {
-    if (algo != CCT_ALGO_RING && !(algo == CCT_ALGO_TREE && coll == CCT_COLL_ALLREDUCE))
+    if (algo != CCT_ALGO_RING && !(algo == CCT_ALGO_TREE && cct_coll_has_algo(coll, algo)))
         return false;
     if (proto == CCT_PROTO_LL128 && !t->ll128_allowed)
         return false;
@@ -157,8 +159,9 @@ cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, in
     plan->space.ranks = ranks;
     plan->space.nodes = nodes;
     plan->space.n_colls = 0;
-    uint64_t buf = env_bytes(t, "NCCL_BUFFSIZE"), llbuf = env_bytes(t, "NCCL_LL_BUFFSIZE"),
-             ll128buf = env_bytes(t, "NCCL_LL128_BUFFSIZE");
+    uint64_t buf = env_bytes(t, cct_proto_facts_of(CCT_PROTO_SIMPLE)->buffsize_env),
+             llbuf = env_bytes(t, cct_proto_facts_of(CCT_PROTO_LL)->buffsize_env),
+             ll128buf = env_bytes(t, cct_proto_facts_of(CCT_PROTO_LL128)->buffsize_env);
     /* a table with constants is benchable everywhere: NCCL's model carries it where no
      * section does (and everywhere with --rules off) */
     bool constants = t->constants.present;
@@ -429,23 +432,23 @@ int cct_bench_finish(const cct_search_opts *o, int64_t run_id)
     cct_error err;
     cct_store *store = NULL;
     if (cct_store_open(o->store_path, true, &store, &err) != CCT_OK) {
-        fprintf(stderr, "ccltune bench: error: %s\n", err.msg);
+        cct_say(CCT_SAY_ERR, "ccltune bench: error: %s\n", err.msg);
         return 1;
     }
     FILE *out = o->bench_report ? fopen(o->bench_report, "w") : stdout;
     FILE *csv = o->bench_csv ? fopen(o->bench_csv, "w") : NULL;
     int code = 0;
     if (!out || (o->bench_csv && !csv)) {
-        fprintf(stderr, "ccltune bench: error: cannot write %s\n",
+        cct_say(CCT_SAY_ERR, "ccltune bench: error: cannot write %s\n",
                 !out ? o->bench_report : o->bench_csv);
         code = 1;
     } else {
         cct_bench_summary sum;
         if (cct_bench_report(store, run_id, out, csv, &sum, &err) != CCT_OK) {
-            fprintf(stderr, "ccltune bench: error: %s\n", err.msg);
+            cct_say(CCT_SAY_ERR, "ccltune bench: error: %s\n", err.msg);
             code = 1;
         } else {
-            fprintf(stderr,
+            cct_say(CCT_SAY_ERR,
                     "ccltune bench: run %lld: %zu sizes, geometric-mean speed-up over NCCL's "
                     "default %.3fx, worst vs default %.3f, worst vs oracle %.3f; where the table "
                     "changed NCCL's algorithm/protocol %zu sizes at %.3fx, kept them %zu at %.3fx; "

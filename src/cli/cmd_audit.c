@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cct_json_write.h"
 #include "cct_cli.h"
 #include "cct_grow.h"
 #include "cct_names.h"
@@ -187,21 +188,6 @@ static void print_text(const cct_audit *a, const char *table)
                (unsigned long long)a->no_evidence_calls);
 }
 
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            printf("\\%c", c);
-        else if (c < 0x20)
-            printf("\\u%04x", c);
-        else
-            putchar(c);
-    }
-    putchar('"');
-}
-
 static void print_json(const cct_audit *a, const char *table)
 {
     printf("{\"recordings\":%zu,\"communicators\":%zu,\"calls\":%llu,\"timed\":%llu,"
@@ -210,7 +196,7 @@ static void print_json(const cct_audit *a, const char *table)
            (unsigned long long)a->total_ns, (unsigned long long)a->dropped,
            (unsigned long long)a->late);
     if (table)
-        json_str(table);
+        cct_json_write_string(stdout, table);
     else
         printf("null");
     printf(",\"as_asked\":%llu,\"left_to_nccl\":%llu,\"mismatched\":%llu,"

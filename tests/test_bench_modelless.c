@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "cct_bench.h"
+#include "fixture_test_util.h"
 #include "store_test_util.h"
 
 static const int bench_colls[] = {CCT_COLL_ALLGATHER, CCT_COLL_ALLREDUCE, CCT_COLL_REDUCESCATTER};
@@ -294,6 +295,8 @@ static void test_report_modelless(void **state)
 
 int main(void)
 {
+    if (!fixture_mirror())
+        return 1;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_plan_argmin),
                                        cmocka_unit_test(test_plan_handwritten),
                                        cmocka_unit_test(test_report_modelless)};

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "cct_bench.h"
+#include "fixture_test_util.h"
 #include "cct_exit.h"
 #include "cct_search.h"
 #include "store_test_util.h"
@@ -182,6 +183,8 @@ static void test_bench_argmin_exhaustive(void **state)
 
 int main(void)
 {
+    if (!fixture_mirror())
+        return 1;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_bench_argmin_own_store),
                                        cmocka_unit_test(test_bench_argmin_exhaustive)};
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -520,6 +520,7 @@ static void test_audit(void **state)
     assert_true(pf_close(&P));
     char *bad_path;
     assert_int_equal(pf_find_rec(dir, &bad_path), 1);
+    cct_recording_destroy(&rec);
     assert_int_equal(cct_recording_load_file(bad_path, &rec, &err), CCT_OK);
     assert_int_equal(cct_audit_run(&rec, 1, &t, &a, &err), CCT_OK);
     assert_int_equal(a.mismatched, 5);

@@ -152,6 +152,9 @@ static void test_foreign_files(void **state)
     assert_int_not_equal(read_buf(bin, sizeof bin - 1, &err), CCT_OK);
     /* from a file: the path names it */
     char *path = tu_write_temp("hello\n");
+    assert_non_null(path);
+    if (!path)
+        return;
     cct_recording rec;
     assert_int_not_equal(cct_recording_load_file(path, &rec, &err), CCT_OK);
     char want[4200];

@@ -7,11 +7,11 @@
  * has 0664 files, and a test that reads a fixture table where that rule is not under test
  * would fail for the checkout's sake.  fixture_mirror() builds a private copy of the source
  * tree's layout in a fresh temporary folder: the folders named in FIXTURE_TABLE_DIRS get
- * copies of their files (not .gz stores), mode 0644 in 0755 folders; every other entry is a
- * symbolic link to the real one (stores, logs, tools).  It then points CCT_TEST_SRCDIR at
- * the copy's tests/ folder, so the program's own path helpers, relative paths under a chdir
- * to the root and messages that name "tests/bad_tables/..." stay as they are.  The copy is
- * removed at exit.  Call it first thing in main(); header-only, no library needed.
+ * copies of their files and their subfolders' files (not .gz stores), mode 0644 in 0755 folders;
+ * every other entry is a symbolic link to the real one (stores, logs, tools).  It then points
+ * CCT_TEST_SRCDIR at the copy's tests/ folder, so the program's own path helpers, relative paths
+ * under a chdir to the root and messages that name "tests/bad_tables/..." stay as they are.  The
+ * copy is removed at exit.  Call it first thing in main(); header-only, no library needed.
  */
 #ifndef FIXTURE_TEST_UTIL_H
 #define FIXTURE_TEST_UTIL_H
@@ -29,9 +29,15 @@
 
 #include "recorded_test_util.h"
 
-/* Folders (relative to the source root) whose files are read as tables by some test. */
-static const char *const FIXTURE_TABLE_DIRS[] = {
-    "tests/bad_tables", "tests/data/tables", "tests/data/plot", "tests/data/proof", "tables", NULL};
+/* Folders (relative to the source root) whose files, and their subfolders' files, are read as
+ * tables by some test (tests/data/h200 holds the tables each GPU run wrote). */
+static const char *const FIXTURE_TABLE_DIRS[] = {"tests/bad_tables",
+                                                 "tests/data/tables",
+                                                 "tests/data/plot",
+                                                 "tests/data/proof",
+                                                 "tests/data/h200",
+                                                 "tables",
+                                                 NULL};
 
 static char fixture_root[PATH_MAX];
 static pid_t fixture_owner; /* a forked child that exits must not remove the parent's copy */
@@ -39,15 +45,19 @@ static pid_t fixture_owner; /* a forked child that exits must not remove the par
 /* Whether the folder rel has its files copied. */
 static inline bool fixture_copied(const char *rel)
 {
-    for (size_t i = 0; FIXTURE_TABLE_DIRS[i]; i++)
-        if (strcmp(FIXTURE_TABLE_DIRS[i], rel) == 0)
+    for (size_t i = 0; FIXTURE_TABLE_DIRS[i]; i++) {
+        size_t len = strlen(FIXTURE_TABLE_DIRS[i]);
+        if (strncmp(FIXTURE_TABLE_DIRS[i], rel, len) == 0 && (rel[len] == '\0' || rel[len] == '/'))
             return true;
+    }
     return false;
 }
 
 /* Whether the folder rel is rebuilt rather than linked: it is copied or holds one that is. */
 static inline bool fixture_descended(const char *rel)
 {
+    if (fixture_copied(rel))
+        return true;
     size_t len = strlen(rel);
     for (size_t i = 0; FIXTURE_TABLE_DIRS[i]; i++)
         if (strncmp(FIXTURE_TABLE_DIRS[i], rel, len) == 0 &&

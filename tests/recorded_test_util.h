@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -55,6 +56,25 @@ static inline bool recorded_copy(const char *from, const char *to)
     }
     ok = fchmod(out, 0644) == 0 && ok;
     return close(out) == 0 && ok;
+}
+
+/* recorded_copy of the recorded file REL under $CCT_TEST_SRCDIR/data into DIR/NAME; returns
+ * the new path (the caller frees it), NULL on failure. */
+static inline char *recorded_copy_into(const char *dir, const char *rel, const char *name)
+{
+    const char *src = getenv("CCT_TEST_SRCDIR");
+    char *to = malloc(4200), from[4200];
+    if (!src || !dir || !to) {
+        free(to);
+        return NULL;
+    }
+    snprintf(from, sizeof from, "%s/data/%s", src, rel);
+    snprintf(to, 4200, "%s/%s", dir, name);
+    if (!recorded_copy(from, to)) {
+        free(to);
+        return NULL;
+    }
+    return to;
 }
 
 #endif

@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "cct_table.h"
+#include "fixture_test_util.h"
 
 static char *join(const char *dir, const char *name)
 {
@@ -219,6 +220,8 @@ static void killed_writers_leave_no_partial_table(void **state)
 
 int main(void)
 {
+    if (!fixture_mirror())
+        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stale_temp_files_are_removed),
         cmocka_unit_test(live_writers_temp_file_is_kept),

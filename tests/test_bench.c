@@ -1,8 +1,9 @@
 /*
  * test_bench.c - the bench's plan and report (src/search/cct_bench.c) without a GPU.
  *
- * The plan must hold, per collective the table covers, NCCL's default, the tuned choice
- * and every modelled configuration at the table's buffer sizes, once each; a topology the
+ * The plan must hold, per collective the table covers, NCCL's default, the tuned choice,
+ * every modelled configuration at the table's buffer sizes, every rule's configuration and
+ * every algorithm/protocol NCCL offers there, once each; a topology the
  * table lacks is refused with the topologies it has -- unless the table carries NCCL model
  * constants: then it is benched there with every algorithm/protocol NCCL allows.  The report must
  * join the three kinds of points per size, compute the speed ratios and the geometric mean exactly,
@@ -43,6 +44,16 @@ static void make_table(cct_table *t)
     }
 }
 
+/* Count a plan's configurations of one collective that are (algo, proto, channels). */
+static int count_cfg(const cct_plan *p, int coll, int algo, int proto, int channels)
+{
+    int n = 0;
+    for (size_t i = 0; i < p->n_configs; i++)
+        n += p->configs[i].coll == coll && p->configs[i].algo == algo &&
+             p->configs[i].proto == proto && p->configs[i].channels == channels;
+    return n;
+}
+
 static void test_plan(void **state)
 {
     (void)state;
@@ -63,25 +74,23 @@ static void test_plan(void **state)
     assert_int_equal(p.n_sessions, 1);
     assert_true(p.sessions[0].bench);
     assert_false(p.sessions[0].unlock);
-    /* default, tuned, and the 3 distinct default-buffer models */
-    assert_int_equal(p.n_configs, 5);
+    /* default, tuned, the 3 distinct default-buffer models (ring/ll ch=1, ring/simple,
+     * tree/simple ch=2), the rule's ring/simple (one of them already), and what NCCL offers
+     * at NCCL's channel count: ring/ll, tree/ll, tree/simple (no LL128: the verdict) */
+    assert_int_equal(p.n_configs, 8);
     assert_int_equal(p.configs[0].algo, CCT_DEFAULT);
     assert_int_equal(p.configs[1].algo, CCT_TUNED);
     assert_int_equal(p.configs[2].channels, 1);
+    assert_int_equal(count_cfg(&p, CCT_COLL_ALLREDUCE, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 2), 1);
+    assert_int_equal(count_cfg(&p, CCT_COLL_ALLREDUCE, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 0), 1);
+    assert_int_equal(count_cfg(&p, CCT_COLL_ALLREDUCE, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0), 1);
+    assert_int_equal(count_cfg(&p, CCT_COLL_ALLREDUCE, CCT_ALGO_RING, CCT_PROTO_LL, 0), 1);
+    assert_int_equal(count_cfg(&p, CCT_COLL_ALLREDUCE, CCT_ALGO_TREE, CCT_PROTO_LL, 0), 1);
+    assert_int_equal(count_cfg(&p, CCT_COLL_ALLREDUCE, CCT_ALGO_RING, CCT_PROTO_LL128, 0), 0);
     cct_plan_destroy(&p);
     assert_int_equal(cct_bench_build_plan(&o, &t, 8, 8, &p, &err), CCT_ENOTFOUND);
     assert_non_null(strstr(err.msg, "allreduce ranks=4 nodes=4"));
     cct_table_destroy(&t);
-}
-
-/* Count a plan's configurations of one collective that are (algo, proto, channels). */
-static int count_cfg(const cct_plan *p, int coll, int algo, int proto, int channels)
-{
-    int n = 0;
-    for (size_t i = 0; i < p->n_configs; i++)
-        n += p->configs[i].coll == coll && p->configs[i].algo == algo &&
-             p->configs[i].proto == proto && p->configs[i].channels == channels;
-    return n;
 }
 
 /* A table with nccl_constants is benchable where it has no section: default, tuned and every
@@ -132,15 +141,17 @@ static void test_plan_constants(void **state)
     assert_int_equal(count_cfg(&p, CCT_COLL_ALLGATHER, CCT_ALGO_TREE, CCT_PROTO_LL128, 0), 0);
     cct_plan_destroy(&p);
 
-    /* where it has a section: the old plan for that collective (models only), the generic
-     * set for the collectives without one; NCCL's default now runs without the constants;
-     * a different tag, so an old run cannot be resumed by it */
+    /* where it has a section: the plan without constants for that collective, with the two
+     * LL128 candidates the verdict now allows, the generic set for the collectives without
+     * one; NCCL's default now runs without the constants; a different tag, so an old run
+     * cannot be resumed by it */
     assert_int_equal(cct_bench_build_plan(&o, &t, 4, 4, &p, &err), CCT_OK);
     assert_int_equal(p.space.n_colls, o.space.n_colls);
     size_t n_ar = 0;
     for (size_t i = 0; i < p.n_configs; i++)
         n_ar += p.configs[i].coll == CCT_COLL_ALLREDUCE;
-    assert_int_equal(n_ar, plain.n_configs);
+    assert_int_equal(n_ar, plain.n_configs + 2);
+    assert_int_equal(count_cfg(&p, CCT_COLL_ALLREDUCE, CCT_ALGO_RING, CCT_PROTO_LL128, 0), 1);
     for (size_t i = 0; i < plain.n_configs; i++)
         assert_int_equal(count_cfg(&p, CCT_COLL_ALLREDUCE, plain.configs[i].algo,
                                    plain.configs[i].proto, plain.configs[i].channels),

@@ -7,6 +7,7 @@
 #include "import_test_util.h"
 
 #include "cct_json.h"
+#include "cct_json_write.h"
 
 static void parse_ok(cct_json_doc *d, const char *text)
 {
@@ -153,12 +154,29 @@ static void member_limit(void **state)
     free(text);
 }
 
+/* The writer every --json output uses: quotes, backslashes and control bytes escaped, other
+ * bytes (UTF-8 included) as they are, NULL as the empty string. */
+static void string_writer(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    cct_json_write_string(f, "a\"b\\c\n\x01 \xc3\xa9");
+    fputc(' ', f);
+    cct_json_write_string(f, NULL);
+    fclose(f);
+    assert_string_equal(text, "\"a\\\"b\\\\c\\u000a\\u0001 \xc3\xa9\" \"\"");
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(document_model), cmocka_unit_test(strings_and_numbers),
         cmocka_unit_test(refusals),       cmocka_unit_test(nesting_limit),
-        cmocka_unit_test(member_limit),
+        cmocka_unit_test(member_limit),   cmocka_unit_test(string_writer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -267,6 +267,21 @@ static void test_symbols_by_path_and_name(void **state)
     assert_null(dlsym(by_name, "cct_table_load_file"));
     assert_null(dlsym(by_name, "cct_ctx_create"));
     assert_null(dlsym(by_name, "cct_measure_on"));
+    /* the profiler half from the same handle (NCCL_PROFILER_PLUGIN naming the same file) */
+    static const char *const profilers[] = {"ncclProfiler_v4", "ncclProfiler_v5",
+                                            "ncclProfiler_v6"};
+    for (size_t i = 0; i < sizeof profilers / sizeof *profilers; i++) {
+        /* every version begins with name, init, startEvent, stopEvent, recordEventState,
+         * finalize */
+        void *const *prof = dlsym(by_name, profilers[i]);
+        assert_non_null(prof);
+        assert_string_equal((const char *)prof[0], "ccltune");
+        for (int f = 1; f <= 5; f++)
+            assert_non_null(prof[f]);
+    }
+    assert_null(dlsym(by_name, "ncclProfiler_v3"));
+    assert_null(dlsym(by_name, "cct_recorder_coll"));
+    assert_null(dlsym(by_name, "cct_prof_open"));
     dlclose(by_name);
     close_plugin();
 }

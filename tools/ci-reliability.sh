@@ -19,21 +19,32 @@ FUZZ_BUILD=${FUZZ_BUILD:-build-ci-fuzz}
 export ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1
 export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+# ninja quietly, but with the end of its output when a build fails (the error, not silence)
+quiet_ninja() {
+  local dir=$1 log
+  shift
+  log=$(mktemp)
+  ninja -C "$dir" "$@" >"$log" 2>&1 || { tail -n 30 "$log"; rm -f "$log"; return 1; }
+  rm -f "$log"
+}
+
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer: the whole test suite ($ASAN_BUILD)"
 if [ ! -f "$ASAN_BUILD/build.ninja" ]; then
   meson setup "$ASAN_BUILD" -Dwerror=true -Dcuda=disabled -Db_sanitize=address,undefined \
     -Dc_args=-fno-sanitize-recover=all >/dev/null || rc=1
 fi
-{ ninja -C "$ASAN_BUILD" >/dev/null &&
+{ quiet_ninja "$ASAN_BUILD" &&
   meson test -C "$ASAN_BUILD" --print-errorlogs --num-processes "$jobs"; } || rc=1
 
-echo "== ThreadSanitizer: the plugin's thread and attack tests (64 threads) ($TSAN_BUILD)"
+echo "== ThreadSanitizer: the plugin's thread and attack tests, the profiler's (64 threads) ($TSAN_BUILD)"
 if [ ! -f "$TSAN_BUILD/build.ninja" ]; then
   meson setup "$TSAN_BUILD" -Dwerror=true -Dcuda=disabled -Db_sanitize=thread >/dev/null || rc=1
 fi
-{ ninja -C "$TSAN_BUILD" tests/test_plugin_threads tests/test_plugin_attacks \
-    src/plugin/libnccl-tuner-ccltune.so tests/fake_cuda/libcuda.so.1 >/dev/null &&
-  meson test -C "$TSAN_BUILD" --no-rebuild --print-errorlogs plugin_threads plugin_attacks; } ||
+{ quiet_ninja "$TSAN_BUILD" tests/test_plugin_threads tests/test_plugin_attacks \
+    tests/test_profiler_threads \
+    src/plugin/libnccl-tuner-ccltune.so tests/fake_cuda/libcuda.so.1 &&
+  meson test -C "$TSAN_BUILD" --no-rebuild --print-errorlogs plugin_threads plugin_attacks \
+    profiler_threads; } ||
   rc=1
 
 echo "== libFuzzer: each target from its seed corpus ($FUZZ_BUILD)"
@@ -43,7 +54,7 @@ if [ ! -f "$FUZZ_BUILD/build.ninja" ]; then
     -Dc_args="-fsanitize=fuzzer-no-link -fno-sanitize-recover=all" >/dev/null || rc=1
 fi
 targets=$(cd tests/fuzz && ls fuzz_*.c | sed 's|^\(.*\)\.c$|tests/fuzz/\1|')
-{ ninja -C "$FUZZ_BUILD" $targets >/dev/null &&
+{ quiet_ninja "$FUZZ_BUILD" $targets &&
   meson test -C "$FUZZ_BUILD" --no-rebuild --print-errorlogs --suite fuzz \
     --num-processes "$jobs"; } || rc=1
 exit $rc

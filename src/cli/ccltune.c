@@ -4,17 +4,20 @@
  * `ccltune SUBCOMMAND [FLAGS]` looks SUBCOMMAND up in the table below and hands it the
  * remaining arguments.  `ccltune --help` lists the subcommands, `ccltune --version` prints
  * the version.  The subcommands' own conventions (exit codes, error format) are in
- * cct_cli.h.
+ * cct_cli.h.  It installs the sink through which library stages (the search) report while
+ * they run (cct_say.h): without it they print nothing.
  */
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cct_cli.h"
 #include "cct_config.h"
 #include "cct_parse.h"
+#include "cct_say.h"
 
 static int cmd_version(int argc, char **argv);
 
@@ -23,6 +26,8 @@ static const cct_command commands[] = {
     {"validate", "check tuning tables (exit 0 when all are valid)", cct_cmd_validate},
     {"explain", "show a table's decision for every size band", cct_cmd_explain},
     {"diff", "say what changed between two tables (exit 0 when decisions are equal)", cct_cmd_diff},
+    {"audit", "say what NCCL ran in recorded jobs, and whether it ran the table's choices",
+     cct_cmd_audit},
     {"plot", "draw measurements, models and a table's choices with gnuplot", cct_cmd_plot},
     {"probe", "print this machine's fingerprint and the LL128 verdict", cct_cmd_probe},
     {"search", "measure NCCL collectives into the measurement store", cct_cmd_search},
@@ -49,6 +54,16 @@ static void print_help(FILE *out)
             "Built %s CUDA/NCCL (GPU measurement) and %s MPI.\n\n"
             "Exit status: the command's (0 success, 1 failure, 2 usage error).\n",
             CCT_HAVE_CUDA ? "with" : "without", CCT_HAVE_MPI ? "with" : "without");
+}
+
+/* The sink of the library's messages (cct_say.h): results on stdout, the rest on stderr. */
+static void say_stdio(void *ctx, cct_say_stream stream, const char *text)
+{
+    (void)ctx;
+    FILE *f = stream == CCT_SAY_OUT ? stdout : stderr;
+    fputs(text, f);
+    if (f == stderr)
+        fflush(stderr);
 }
 
 int cct_cli_fail(const char *cmd, const char *fmt, ...)
@@ -119,6 +134,7 @@ static int cmd_version(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    cct_say_install(say_stdio, NULL, isatty(STDERR_FILENO));
     if (argc < 2) {
         print_help(stderr);
         return CCT_EXIT_USAGE;

@@ -55,5 +55,6 @@ int cct_cmd_import(int argc, char **argv);
 int cct_cmd_export(int argc, char **argv);
 int cct_cmd_calibrate(int argc, char **argv);
 int cct_cmd_doctor(int argc, char **argv);
+int cct_cmd_audit(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cct_json_write.h"
 #include "cct_cli.h"
 #include "cct_parse.h"
 #include "cct_search.h"
@@ -43,44 +44,29 @@ static void help(FILE *out)
         "listed), 2 usage error.\n");
 }
 
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
-
 static void print_json(const cct_doctor_report *r)
 {
     printf("{\"applies\": %s,\n \"nccl\": {\"path\": ", r->applies ? "true" : "false");
-    json_string(stdout, r->nccl.path);
+    cct_json_write_string(stdout, r->nccl.path);
     printf(", \"version\": %d, \"tuner_abi\": %d},\n \"plugin\": {\"path\": ", r->nccl.version,
            r->tuner.abi);
-    json_string(stdout, r->tuner.path);
+    cct_json_write_string(stdout, r->tuner.path);
     printf(", \"ours\": %s, \"tried\": ", r->tuner.ours ? "true" : "false");
-    json_string(stdout, r->tuner.tried);
+    cct_json_write_string(stdout, r->tuner.tried);
     printf(", \"own\": ");
-    json_string(stdout, r->own_plugin);
+    cct_json_write_string(stdout, r->own_plugin);
     printf("},\n \"gpu\": {\"name\": ");
-    json_string(stdout, r->gpu);
+    cct_json_write_string(stdout, r->gpu);
     printf(", \"cc\": %d},\n \"table\": {\"path\": ", r->cc);
-    json_string(stdout, r->table_path);
+    cct_json_write_string(stdout, r->table_path);
     printf(", \"status\": ");
-    json_string(stdout, r->table_status);
+    cct_json_write_string(stdout, r->table_status);
     printf(", \"shapes\": %zu, \"rules\": %zu, \"blocked\": %zu},\n \"checks\": [", r->n_shapes,
            r->n_rules, r->n_blocked);
     for (size_t i = 0; i < r->n_items; i++) {
         printf("%s\n  {\"check\": \"%s\", \"status\": \"%s\", \"detail\": ", i ? "," : "",
                r->items[i].check, cct_doc_level_name(r->items[i].level));
-        json_string(stdout, r->items[i].text);
+        cct_json_write_string(stdout, r->items[i].text);
         printf("}");
     }
     printf("]}\n");

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cct_json_write.h"
 #include "cct_cli.h"
 #include "cct_parse.h"
 #include "cct_config.h"
@@ -21,27 +22,12 @@
 #include "cct_probe_links.h"
 #endif
 
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
-
 /* The failure: as JSON on stdout with --json, and as the usual error line on stderr. */
 static int probe_fail(bool json, const char *msg)
 {
     if (json) {
         printf("{\"ok\": false, \"error\": ");
-        json_string(stdout, msg);
+        cct_json_write_string(stdout, msg);
         printf("}\n");
     }
     return cct_cli_fail("probe", "%s", msg);

@@ -10,18 +10,15 @@
 
 #include <strings.h>
 
+#include "cct_facts.h"
+
 double cct_busbw_factor(int coll, int ranks)
 {
-    double n = ranks > 0 ? (double)ranks : 1.0;
-    switch (coll) {
-    case CCT_COLL_ALLREDUCE:
-        return 2.0 * (n - 1.0) / n;
-    case CCT_COLL_ALLGATHER:
-    case CCT_COLL_REDUCESCATTER:
-        return (n - 1.0) / n;
-    default:
+    int n = ranks > 0 ? ranks : 1;
+    if (!cct_coll_facts_of(coll))
         return 1.0;
-    }
+    /* the ring's steps per rank: 2(n-1)/n, (n-1)/n, n/n (cct_facts.c) */
+    return (double)cct_coll_ring_steps(coll, n) / (double)n;
 }
 
 unsigned cct_dtype_size(int dtype)

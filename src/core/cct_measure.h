@@ -40,6 +40,16 @@ typedef struct cct_config {
 } cct_config;
 
 /* The group size of a configuration (zero-initialised configurations are plain calls). */
+/* The field holding protocol proto's buffer size (its *BUFFSIZE variable, cct_facts.h);
+ * NULL for an unknown protocol. */
+static inline uint64_t *cct_config_buffsize(cct_config *cfg, int proto)
+{
+    return proto == CCT_PROTO_SIMPLE  ? &cfg->buffsize
+           : proto == CCT_PROTO_LL    ? &cfg->ll_buffsize
+           : proto == CCT_PROTO_LL128 ? &cfg->ll128_buffsize
+                                      : NULL;
+}
+
 static inline int cct_config_pipe_ops(const cct_config *cfg)
 {
     return cfg->pipe_ops > 1 ? cfg->pipe_ops : 1;

@@ -1,6 +1,6 @@
 /*
- * cct_names.c - name tables for collectives, algorithms and protocols, and byte-size
- * formatting (see cct_names.h; sizes are parsed in cct_parse.c).
+ * cct_names.c - name lookups for collectives, algorithms and protocols (their rows are in
+ * cct_facts.c), and byte-size formatting (see cct_names.h; sizes are parsed in cct_parse.c).
  *
  * Each enum has two spellings: ours (lower case with underscores, used in YAML tables and
  * on the command line) and NCCL's (used in NCCL_ALGO/NCCL_PROTO and in NCCL's logs).
@@ -9,63 +9,72 @@
  */
 #include "cct_names.h"
 
+#include "cct_facts.h"
+
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-static const char *const coll_names[CCT_NUM_COLLS] = {"broadcast", "reduce", "allgather",
-                                                      "reducescatter", "allreduce"};
-static const char *const coll_nccl_names[CCT_NUM_COLLS] = {"Broadcast", "Reduce", "AllGather",
-                                                           "ReduceScatter", "AllReduce"};
-static const char *const algo_names[CCT_NUM_ALGOS] = {
-    "tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree", "pat"};
-static const char *const algo_nccl_names[CCT_NUM_ALGOS] = {
-    "Tree", "Ring", "CollnetDirect", "CollnetChain", "NVLS", "NVLSTree", "PAT"};
-static const char *const proto_names[CCT_NUM_PROTOS] = {"ll", "ll128", "simple"};
-static const char *const proto_nccl_names[CCT_NUM_PROTOS] = {"LL", "LL128", "Simple"};
-
-static const char *name_at(const char *const *names, int n, int i)
+/* The spellings of item i, or NULL past the end: rows of cct_facts.c. */
+static const char *coll_spelling(int i, bool nccl)
 {
-    return (i >= 0 && i < n) ? names[i] : "?";
+    const cct_coll_facts *f = cct_coll_facts_of(i);
+    return f ? (nccl ? f->nccl_name : f->name) : NULL;
+}
+static const char *algo_spelling(int i, bool nccl)
+{
+    const cct_algo_facts *f = cct_algo_facts_of(i);
+    return f ? (nccl ? f->nccl_name : f->name) : NULL;
+}
+static const char *proto_spelling(int i, bool nccl)
+{
+    const cct_proto_facts *f = cct_proto_facts_of(i);
+    return f ? (nccl ? f->nccl_name : f->name) : NULL;
 }
 
-static int index_of(const char *const *a, const char *const *b, int n, const char *name)
+static const char *or_unknown(const char *name)
+{
+    return name ? name : "?";
+}
+
+static int index_of(const char *(*spelling)(int, bool), const char *name)
 {
     if (!name)
         return -1;
-    for (int i = 0; i < n; i++)
-        if (strcasecmp(name, a[i]) == 0 || strcasecmp(name, b[i]) == 0)
+    for (int i = 0; spelling(i, false); i++)
+        if (strcasecmp(name, spelling(i, false)) == 0 || strcasecmp(name, spelling(i, true)) == 0)
             return i;
     return -1;
 }
 
 const char *cct_coll_name(int coll)
 {
-    return name_at(coll_names, CCT_NUM_COLLS, coll);
+    return or_unknown(coll_spelling(coll, false));
 }
 const char *cct_algo_name(int algo)
 {
-    return name_at(algo_names, CCT_NUM_ALGOS, algo);
+    return or_unknown(algo_spelling(algo, false));
 }
 const char *cct_proto_name(int proto)
 {
-    return name_at(proto_names, CCT_NUM_PROTOS, proto);
+    return or_unknown(proto_spelling(proto, false));
 }
 const char *cct_algo_nccl_name(int algo)
 {
-    return name_at(algo_nccl_names, CCT_NUM_ALGOS, algo);
+    return or_unknown(algo_spelling(algo, true));
 }
 const char *cct_proto_nccl_name(int proto)
 {
-    return name_at(proto_nccl_names, CCT_NUM_PROTOS, proto);
+    return or_unknown(proto_spelling(proto, true));
 }
 
 int cct_coll_from_name(const char *name)
 {
-    int i = index_of(coll_names, coll_nccl_names, CCT_NUM_COLLS, name);
+    int i = index_of(coll_spelling, name);
     if (i < 0 && name) {
         /* nccl-tests binaries and hyphenated spellings: all_reduce, all-gather, reduce_scatter */
         char squeezed[32];
@@ -74,19 +83,19 @@ int cct_coll_from_name(const char *name)
             if (*p != '_' && *p != '-')
                 squeezed[k++] = *p;
         squeezed[k] = '\0';
-        i = index_of(coll_names, coll_nccl_names, CCT_NUM_COLLS, squeezed);
+        i = index_of(coll_spelling, squeezed);
     }
     return i;
 }
 
 int cct_algo_from_name(const char *name)
 {
-    return index_of(algo_names, algo_nccl_names, CCT_NUM_ALGOS, name);
+    return index_of(algo_spelling, name);
 }
 
 int cct_proto_from_name(const char *name)
 {
-    return index_of(proto_names, proto_nccl_names, CCT_NUM_PROTOS, name);
+    return index_of(proto_spelling, name);
 }
 
 const char *cct_format_bytes(uint64_t bytes, char *buf, size_t len)

@@ -9,6 +9,8 @@
  */
 #include "cct_import_check.h"
 
+#include "cct_facts.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -67,7 +69,7 @@ bool cct_import_count_fits(int coll, int ranks, int dtype, uint64_t bytes, uint6
         return false;
     if (count * size == bytes)
         return true;
-    if (coll != CCT_COLL_ALLGATHER && coll != CCT_COLL_REDUCESCATTER)
+    if (!cct_coll_per_rank(coll))
         return false;
     uint64_t per_rank = count * size;
     return ranks > 0 && per_rank <= UINT64_MAX / (uint64_t)ranks &&

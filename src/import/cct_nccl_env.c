@@ -11,6 +11,8 @@
  */
 #include "cct_nccl_env.h"
 
+#include "cct_facts.h"
+
 #include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +69,15 @@ static cct_status record_one(cct_nccl_env *env, int k, const char *clean, const 
     return CCT_OK;
 }
 
+/* The slot of variable key in env->v; -1 for one the importer does not read. */
+static int key_index(const char *key)
+{
+    for (int i = 0; i < CCT_ENV_COUNT; i++)
+        if (strcmp(key, env_keys[i]) == 0)
+            return i;
+    return -1;
+}
+
 cct_status cct_nccl_env_record(cct_nccl_env *env, const char *key, const char *value,
                                const char *name, unsigned line, unsigned col, cct_error *err)
 {
@@ -74,10 +85,7 @@ cct_status cct_nccl_env_record(cct_nccl_env *env, const char *key, const char *v
         env->hostid = true;
         return CCT_OK;
     }
-    int k = -1;
-    for (int i = 0; i < CCT_ENV_COUNT; i++)
-        if (strcmp(key, env_keys[i]) == 0)
-            k = i;
+    int k = key_index(key);
     if (k < 0)
         return CCT_OK;
     char clean[CCT_ENV_VALUE_MAX];
@@ -266,14 +274,11 @@ cct_status cct_nccl_env_apply(const cct_nccl_env *env, const cct_import_opts *op
         rc = resolve_choice(&env->v[CCT_ENV_PROTO], "NCCL_PROTO", opts->proto, "--proto", cfg->coll,
                             cct_proto_from_name, cct_proto_name, CCT_NUM_PROTOS, "protocol", name,
                             &cfg->proto, err);
-    if (rc == CCT_OK)
-        rc = env_bytes(&env->v[CCT_ENV_BUFFSIZE], "NCCL_BUFFSIZE", name, &cfg->buffsize, err);
-    if (rc == CCT_OK)
-        rc = env_bytes(&env->v[CCT_ENV_LL_BUFFSIZE], "NCCL_LL_BUFFSIZE", name, &cfg->ll_buffsize,
-                       err);
-    if (rc == CCT_OK)
-        rc = env_bytes(&env->v[CCT_ENV_LL128_BUFFSIZE], "NCCL_LL128_BUFFSIZE", name,
-                       &cfg->ll128_buffsize, err);
+    for (int i = 0; i < CCT_NUM_PROTOS && rc == CCT_OK; i++) {
+        int p = cct_buffsize_protos[i];
+        const char *key = cct_proto_facts_of(p)->buffsize_env;
+        rc = env_bytes(&env->v[key_index(key)], key, name, cct_config_buffsize(cfg, p), err);
+    }
     if (rc == CCT_OK)
         rc = env_channels(env, name, &cfg->channels, err);
     return rc;

@@ -13,6 +13,8 @@
  * (nccl_algo/nccl_proto of each point), when the log has them.
  */
 #include "cct_nccltests_run.h"
+
+#include "cct_facts.h"
 #include "cct_grow.h"
 
 #include <math.h>
@@ -55,6 +57,20 @@ void cct_nt_run_destroy(cct_nt_run *run)
 static const char *const untunable[] = {"alltoall", "alltoallv", "sendrecv",
                                         "gather",   "scatter",   "hypercube"};
 
+/* "broadcast, reduce, all_gather, reduce_scatter and all_reduce": the nccl-tests programs
+ * of the collectives ccltune knows (cct_facts.c), for messages. */
+static const char *known_programs(char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int c = 0; c < CCT_NUM_COLLS && used < len; c++) {
+        const char *sep = c == 0 ? "" : c + 1 == CCT_NUM_COLLS ? " and " : ", ";
+        int n = snprintf(buf + used, len - used, "%s%s", sep, cct_coll_facts_of(c)->tests_stem);
+        used += n > 0 ? (size_t)n : 0;
+    }
+    return buf;
+}
+
 cct_status cct_nt_run_set_program(cct_nt_run *run, const char *program, const char *name,
                                   unsigned line, unsigned col, cct_error *err)
 {
@@ -75,12 +91,13 @@ cct_status cct_nt_run_set_program(cct_nt_run *run, const char *program, const ch
     int coll = cct_coll_from_name(stem);
     if (coll < 0) {
         for (size_t i = 0; i < sizeof untunable / sizeof untunable[0]; i++)
-            if (strcmp(stem, untunable[i]) == 0)
+            if (strcmp(stem, untunable[i]) == 0) {
+                char known[256];
                 return cct_error_at(err, CCT_EUNSUPPORTED, name, line, col,
                                     "%s_perf measures %s, which NCCL's tuner does not choose "
-                                    "for; ccltune imports broadcast, reduce, all_gather, "
-                                    "reduce_scatter and all_reduce",
-                                    stem, stem);
+                                    "for; ccltune imports %s",
+                                    stem, stem, known_programs(known, sizeof known));
+            }
         return cct_error_at(err, CCT_EINVAL, name, line, col,
                             "'%.64s' is not an nccl-tests program ccltune knows", base);
     }
@@ -333,8 +350,7 @@ static void nccl_choice(const cct_nt_run *run, int coll, int ranks, uint64_t siz
                         int *proto)
 {
     *algo = *proto = -1;
-    uint64_t per =
-        (coll == CCT_COLL_ALLGATHER || coll == CCT_COLL_REDUCESCATTER) ? (uint64_t)ranks : 1;
+    uint64_t per = cct_coll_per_rank(coll) ? (uint64_t)ranks : 1;
     for (size_t i = 0; i < run->n_tuning; i++) {
         const cct_nt_tuning *t = &run->tuning[i];
         if (t->coll != coll || t->mixed || t->bytes > UINT64_MAX / per || t->bytes * per != size)

@@ -62,21 +62,21 @@ __global__ void fill_kernel(void *buf, size_t count, size_t first, int dtype, in
 
 __device__ inline int expected_value(const cct_verify_spec &s, size_t i)
 {
-    switch (s.coll) {
-    case 0: /* broadcast: the root's buffer */
+    switch (s.op) {
+    case CCT_KOP_ROOT_COPY: /* the root's buffer */
         return pattern(s.dtype, s.root, s.nranks, i, s.seed);
-    case 2: { /* allgather: block b came from rank b, indexed globally */
+    case CCT_KOP_GATHER: { /* block b came from rank b, indexed globally */
         int owner = (int)(i / s.count);
         return pattern(s.dtype, owner, s.nranks, i, s.seed);
     }
-    case 3: { /* reducescatter: this rank's slice of the sum */
+    case CCT_KOP_SUM_SLICE: { /* this rank's slice of the sum */
         unsigned long long global = (unsigned long long)s.rank * s.count + i;
         int sum = 0;
         for (int r = 0; r < s.nranks; r++)
             sum += pattern(s.dtype, r, s.nranks, global, s.seed);
         return sum;
     }
-    default: { /* reduce (root) and allreduce: the sum */
+    default: { /* CCT_KOP_SUM: the sum */
         int sum = 0;
         for (int r = 0; r < s.nranks; r++)
             sum += pattern(s.dtype, r, s.nranks, i, s.seed);
@@ -138,10 +138,10 @@ extern "C" int cct_kernel_verify(const void *recvbuf, const cct_verify_spec *spe
                                  unsigned long long *d_wrong, void *stream)
 {
     size_t n = spec->count;
-    if (spec->coll == 1 && spec->rank != spec->root)
-        return 0; /* reduce: only the root's output is defined */
-    if (spec->coll == 2)
-        n = spec->count * (size_t)spec->nranks; /* allgather: the whole gathered buffer */
+    if (spec->root_only && spec->rank != spec->root)
+        return 0; /* only the root's output is defined */
+    if (spec->op == CCT_KOP_GATHER)
+        n = spec->count * (size_t)spec->nranks; /* the whole gathered buffer */
     if (n == 0)
         return 0;
     verify_kernel<<<grid_for(n), 256, 0, (cudaStream_t)stream>>>(recvbuf, n, *spec, d_wrong);

@@ -25,15 +25,24 @@ extern "C" {
 /* Data types (equal to cct_dtype in cct_measure.h). */
 enum { CCT_KDTYPE_FLOAT = 0, CCT_KDTYPE_BF16 = 1 };
 
-/* What a rank's output must be after a collective. */
+/* What a rank's receive buffer must hold after a collective (equal to cct_result in
+ * core/cct_facts.h, whose collective rows say which one each collective has). */
+enum {
+    CCT_KOP_ROOT_COPY = 0, /* the root's pattern */
+    CCT_KOP_SUM = 1,       /* the sum of all ranks' patterns */
+    CCT_KOP_GATHER = 2,    /* count elements per rank: block b is rank b's pattern */
+    CCT_KOP_SUM_SLICE = 3  /* this rank's block of the sum of count x nranks elements */
+};
+
 typedef struct cct_verify_spec {
-    int coll;     /* cct_coll: 0 broadcast, 1 reduce, 2 allgather, 3 reducescatter, 4 allreduce */
-    int dtype;    /* CCT_KDTYPE_* */
-    size_t count; /* elements per rank as passed to NCCL (allgather: send count; reducescatter: recv
-                     count) */
+    int op;        /* CCT_KOP_* */
+    int root_only; /* only the root's output is defined (reduce): other ranks check nothing */
+    int dtype;     /* CCT_KDTYPE_* */
+    size_t count;  /* elements per rank as passed to NCCL (gather: send count; sum slice: recv
+                      count) */
     int rank;
     int nranks;
-    int root; /* broadcast/reduce */
+    int root; /* root copy, root only */
     uint32_t seed;
 } cct_verify_spec;
 
@@ -46,7 +55,7 @@ int cct_kernel_fill(void *buf, size_t count, size_t first, int dtype, int rank, 
                     uint32_t seed, void *stream);
 
 /* Count wrong elements of a rank's receive buffer into *d_wrong (device memory, added to,
- * not reset).  A non-root rank of reduce has nothing to check and adds 0. */
+ * not reset).  A non-root rank of a root-only result has nothing to check and adds 0. */
 int cct_kernel_verify(const void *recvbuf, const cct_verify_spec *spec, unsigned long long *d_wrong,
                       void *stream);
 

@@ -7,6 +7,8 @@
  */
 #include "cct_nccl_model.h"
 
+#include "cct_facts.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -119,24 +121,15 @@ static int log2_floor(uint64_t n)
     return l;
 }
 
-static int ring_steps(int coll, int n_ranks)
-{
-    if (coll == CCT_COLL_ALLREDUCE)
-        return 2 * (n_ranks - 1);
-    if (coll == CCT_COLL_ALLGATHER || coll == CCT_COLL_REDUCESCATTER)
-        return n_ranks - 1;
-    return n_ranks;
-}
-
 static bool modelled(int coll, int algo, int proto, const cct_nccl_topo *topo)
 {
     if (algo == CCT_ALGO_RING)
         return true;
     if (algo == CCT_ALGO_TREE)
-        return coll == CCT_COLL_ALLREDUCE;
+        return cct_coll_has_algo(coll, algo);
     if (algo == CCT_ALGO_PAT)
-        return (coll == CCT_COLL_ALLGATHER || coll == CCT_COLL_REDUCESCATTER) &&
-               proto == CCT_PROTO_SIMPLE && topo->cc >= 60 && topo->n_nodes == topo->n_ranks;
+        return cct_coll_has_algo(coll, algo) && proto == CCT_PROTO_SIMPLE && topo->cc >= 60 &&
+               topo->n_nodes == topo->n_ranks;
     return false; /* CollNet, NVLS: unsupported here */
 }
 
@@ -166,7 +159,7 @@ static double bus_bandwidth(const cct_nccl_topo *topo, const cct_constants *k, i
         bus *= .75;
     bool ag_rs = coll == CCT_COLL_ALLGATHER || coll == CCT_COLL_REDUCESCATTER;
     if (algo == CCT_ALGO_RING)
-        bus *= (double)topo->n_ranks / ring_steps(coll, topo->n_ranks);
+        bus *= (double)topo->n_ranks / cct_coll_ring_steps(coll, topo->n_ranks);
     else if (!ag_rs)
         bus *= .5;
     return (float)bus;
@@ -188,7 +181,7 @@ static double latency(const cct_nccl_topo *topo, const cct_constants *k, int col
     inter += g->latency_inter;
     if (proto == CCT_PROTO_SIMPLE)
         inter += g->latency_inter; /* the flush */
-    int nsteps = ring_steps(coll, n_ranks);
+    int nsteps = cct_coll_ring_steps(coll, n_ranks);
     int ppn = n_ranks / n_nodes;
     if (algo == CCT_ALGO_RING) {
         if (coll == CCT_COLL_BROADCAST || coll == CCT_COLL_REDUCE) {
@@ -203,9 +196,8 @@ static double latency(const cct_nccl_topo *topo, const cct_constants *k, int col
         if (n_nodes > 1)
             net_overhead = (topo->cpu_amd ? 2.0 : 1.0) * (proto == CCT_PROTO_SIMPLE ? 3 : 1);
         intra = fmax((float)intra, net_overhead);
-        int inter_steps = n_nodes == 1                 ? 0
-                          : coll == CCT_COLL_ALLREDUCE ? 2 * (n_nodes - 1)
-                                                       : n_nodes - 1;
+        /* one step per pass of the ring over each node boundary */
+        int inter_steps = n_nodes == 1 ? 0 : cct_coll_facts_of(coll)->ring_a * (n_nodes - 1);
         return (float)(lat + (nsteps - inter_steps) * (float)intra + inter_steps * (float)inter);
     }
     if (algo == CCT_ALGO_TREE)

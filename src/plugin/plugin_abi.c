@@ -18,6 +18,7 @@
 #include <pthread.h>
 
 #include "plugin_internal.h"
+#include "profiler_internal.h"
 
 #define PLUGIN_NAME "ccltune"
 
@@ -28,6 +29,7 @@ static ncclResult_t init_common(int abi, void **ctx, uint64_t comm_id, size_t nr
 {
     if (!ctx)
         return ncclInvalidArgument;
+    cct_prof_tuner_check(log); /* CCLTUNE_RECORD set without the profiler: one WARN */
     bool fail = false;
     *ctx = cct_ctx_create(abi, comm_id, nranks, nnodes, log, &fail);
     if (fail)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cct_facts.h"
 #include "plugin_doctor.h"
 #include "plugin_internal.h"
 
@@ -440,19 +441,19 @@ static void check_shape(cct_doctor_report *r, const cct_pstate *ps, const cct_gp
 
 static void check_nccl_env(cct_doctor_report *r, const cct_table *t)
 {
-    static const char *const bufs[] = {"NCCL_BUFFSIZE", "NCCL_LL_BUFFSIZE", "NCCL_LL128_BUFFSIZE"};
-    for (size_t i = 0; i < 3; i++) {
-        const char *now = getenv(bufs[i]), *want = NULL;
+    for (int i = 0; i < CCT_NUM_PROTOS; i++) {
+        const char *var = cct_proto_facts_of(cct_buffsize_protos[i])->buffsize_env;
+        const char *now = getenv(var), *want = NULL;
         for (size_t k = 0; k < t->n_env; k++)
-            if (strcmp(t->env[k].key, bufs[i]) == 0)
+            if (strcmp(t->env[k].key, var) == 0)
                 want = t->env[k].value;
         if (now && (!want || strcmp(now, want) != 0))
             add(r, "env", CCT_DOC_WARN,
-                "%s=%s: the table's rules were measured with %s; its predictions may not hold",
-                bufs[i], now, want ? want : "NCCL's default");
+                "%s=%s: the table's rules were measured with %s; its predictions may not hold", var,
+                now, want ? want : "NCCL's default");
         else if (!now && want)
             add(r, "env", CCT_DOC_WARN, "the table recommends %s=%s (recommended_env); unset here",
-                bufs[i], want);
+                var, want);
     }
     const char *min = getenv("NCCL_MIN_NCHANNELS");
     if (min)

@@ -16,6 +16,8 @@
 
 #include "plugin_internal.h"
 
+#include "cct_facts.h"
+
 static bool entry_usable(float cost)
 {
     /* NCCL skips IGNORE and anything negative; NaN never compares >= 0 */
@@ -58,23 +60,15 @@ void cct_select_ignored_mask(const float *costs, int num_algo, int num_proto, in
                 mask[a] |= 1 << p;
 }
 
-/* Algorithms NCCL 2.19-2.21 implement per collective (tuning.cc bandwidth loop). */
+/* Algorithms NCCL 2.19-2.21 implement per collective (tuning.cc bandwidth loop): the
+ * collective's algorithms in cct_facts.c, CollNetDirect only from the release that has it
+ * for that collective (PAT, later still, is refused by the caller). */
 static bool algo_implemented(int version, int coll, int algo)
 {
-    switch (coll) {
-    case CCT_COLL_BROADCAST:
-    case CCT_COLL_REDUCE:
-        return algo == CCT_ALGO_RING;
-    case CCT_COLL_ALLGATHER:
-    case CCT_COLL_REDUCESCATTER:
-        /* CollNetDirect for these two arrived in 2.20 */
-        return algo == CCT_ALGO_RING || algo == CCT_ALGO_NVLS ||
-               (algo == CCT_ALGO_COLLNET_DIRECT && version >= 22000);
-    case CCT_COLL_ALLREDUCE:
-        return algo >= CCT_ALGO_TREE && algo <= CCT_ALGO_NVLS_TREE;
-    default:
+    const cct_coll_facts *f = cct_coll_facts_of(coll);
+    if (!f || !cct_coll_has_algo(coll, algo))
         return false;
-    }
+    return algo != CCT_ALGO_COLLNET_DIRECT || version >= f->collnet_direct_since;
 }
 
 cct_outcome cct_select_check_v2(const cct_v2_call *c, int algo, int proto, bool ll128_ok)

@@ -35,7 +35,16 @@
 
 #include "../kernels/cct_kernels.h"
 #include "../plugin/ccltune_control.h"
+#include "cct_facts.h"
 #include "cct_space.h"
+#include "cct_say.h"
+
+/* the kernels take the facts table's result codes as plain numbers */
+_Static_assert((int)CCT_KOP_ROOT_COPY == (int)CCT_RESULT_ROOT_COPY &&
+                   (int)CCT_KOP_SUM == (int)CCT_RESULT_SUM &&
+                   (int)CCT_KOP_GATHER == (int)CCT_RESULT_GATHER &&
+                   (int)CCT_KOP_SUM_SLICE == (int)CCT_RESULT_SUM_SLICE,
+               "verification operation codes differ from cct_result");
 
 typedef struct nccl_ctx {
     cct_nccl_params p;
@@ -181,17 +190,15 @@ static layout layout_on(nccl_ctx *c, const cct_config *cfg, uint64_t bytes, bool
     unsigned char *recv = recvbase + cfg->align;
     size_t block = l.count * l.esize;
     if (in_place) {
-        switch (cfg->coll) {
-        case CCT_COLL_ALLGATHER:
+        /* NCCL's in-place layout: the one-block buffer is this rank's block of the other */
+        const cct_coll_facts *f = cct_coll_facts_of(cfg->coll);
+        if (f->recv_span == CCT_SPAN_PER_RANK) {
             send = recv + (size_t)c->p.rank * block;
-            break;
-        case CCT_COLL_REDUCESCATTER:
+        } else if (f->send_span == CCT_SPAN_PER_RANK) {
             send = recv;
             recv = send + (size_t)c->p.rank * block;
-            break;
-        default:
+        } else {
             send = recv;
-            break;
         }
     }
     l.send = send;
@@ -252,31 +259,17 @@ static cct_status fill_inputs(nccl_ctx *c, const cct_config *cfg, const layout *
     size_t count = l->count;
     cudaStream_t s = c->stream;
     int rc = 0;
-    switch (cfg->coll) {
-    case CCT_COLL_ALLGATHER:
-        cudaMemsetAsync(l->recv, 0xff, count * (size_t)n * l->esize, s);
-        rc = cct_kernel_fill(l->send, count, (size_t)rank * count, cfg->dtype, rank, n, c->p.seed,
-                             s);
-        break;
-    case CCT_COLL_REDUCESCATTER:
-        if (!in_place)
-            cudaMemsetAsync(l->recv, 0xff, count * l->esize, s);
-        rc = cct_kernel_fill(l->send, count * (size_t)n, 0, cfg->dtype, rank, n, c->p.seed, s);
-        break;
-    case CCT_COLL_BROADCAST:
-        if (!in_place)
-            cudaMemsetAsync(l->recv, 0xff, count * l->esize, s);
-        if (rank == 0)
-            rc = cct_kernel_fill(l->send, count, 0, cfg->dtype, rank, n, c->p.seed, s);
-        else if (in_place)
-            cudaMemsetAsync(l->recv, 0xff, count * l->esize, s);
-        break;
-    default: /* allreduce, reduce */
-        if (!in_place)
-            cudaMemsetAsync(l->recv, 0xff, count * l->esize, s);
-        rc = cct_kernel_fill(l->send, count, 0, cfg->dtype, rank, n, c->p.seed, s);
-        break;
-    }
+    const cct_coll_facts *f = cct_coll_facts_of(cfg->coll);
+    size_t send_n = f->send_span == CCT_SPAN_PER_RANK ? count * (size_t)n : count;
+    size_t recv_n = f->recv_span == CCT_SPAN_PER_RANK ? count * (size_t)n : count;
+    size_t first = f->recv_span == CCT_SPAN_PER_RANK ? (size_t)rank * count : 0;
+    bool fills = !f->root_source || rank == 0;
+    /* poison what the fill does not cover: in place, a one-block receive buffer lies inside
+     * this rank's filled send data */
+    if (!(in_place && fills && f->recv_span == CCT_SPAN_ONE))
+        cudaMemsetAsync(l->recv, 0xff, recv_n * l->esize, s);
+    if (fills)
+        rc = cct_kernel_fill(l->send, send_n, first, cfg->dtype, rank, n, c->p.seed, s);
     return rc == 0 ? CCT_OK : CCT_ECUDA;
 }
 
@@ -334,6 +327,22 @@ static bool default_on_main(nccl_ctx *c, const cct_config *cfg, uint64_t bytes)
     return true;
 }
 
+/* What the verification kernel checks for this collective (its row in cct_facts.c). */
+static cct_verify_spec verify_spec(const cct_config *cfg, size_t count, int rank, int nranks,
+                                   uint32_t seed)
+{
+    const cct_coll_facts *f = cct_coll_facts_of(cfg->coll);
+    cct_verify_spec spec = {.op = (int)f->result,
+                            .root_only = f->root_result,
+                            .dtype = cfg->dtype,
+                            .count = count,
+                            .rank = rank,
+                            .nranks = nranks,
+                            .root = 0,
+                            .seed = seed};
+    return spec;
+}
+
 static cct_status verify_one(nccl_ctx *c, const cct_config *cfg, const layout *lp, bool in_place,
                              uint64_t *wrong, cct_observed *obs, cct_error *err)
 {
@@ -348,7 +357,7 @@ static cct_status verify_one(nccl_ctx *c, const cct_config *cfg, const layout *l
     if (st != CCT_OK)
         return st;
     c->last(&after);
-    cct_verify_spec spec = {cfg->coll, cfg->dtype, l.count, c->p.rank, c->p.nranks, 0, c->p.seed};
+    cct_verify_spec spec = verify_spec(cfg, l.count, c->p.rank, c->p.nranks, c->p.seed);
     if (cct_kernel_verify(l.recv, &spec, c->d_wrong, c->stream) != 0)
         return cuda_fail(err, cudaGetLastError(), "verification kernel");
     unsigned long long host_wrong = 0;
@@ -465,7 +474,7 @@ static cct_status register_buffers(nccl_ctx *c)
     if (r == ncclSuccess)
         r = ncclCommRegister(c->comm, c->reg_recv, bytes, &c->reg_recv_handle);
     if (r != ncclSuccess) {
-        fprintf(stderr,
+        cct_say(CCT_SAY_ERR,
                 "ccltune search: rank %d: ncclCommRegister failed (%s); registered-buffer "
                 "configurations are recorded unsupported\n",
                 c->p.rank, ncclGetErrorString(r));
@@ -535,8 +544,8 @@ static cct_status verify_group_ops(nccl_ctx *c, const cct_config *cfg, layout *l
         return st;
     c->last(&after);
     for (int i = 0; i < k; i++) {
-        cct_verify_spec spec = {cfg->coll,   cfg->dtype, ls[i].count,       c->p.rank,
-                                c->p.nranks, 0,          seed + (uint32_t)i};
+        cct_verify_spec spec =
+            verify_spec(cfg, ls[i].count, c->p.rank, c->p.nranks, seed + (uint32_t)i);
         if (cct_kernel_verify(ls[i].recv, &spec, c->d_wrong, c->stream) != 0)
             return cuda_fail(err, cudaGetLastError(), "verification kernel");
     }
@@ -812,7 +821,7 @@ void cct_nccl_backend_destroy(cct_backend *backend)
         return;
     deregister_buffers(c);
     if (c->comm_nc && c->p.rank == 0)
-        fprintf(stderr,
+        cct_say(CCT_SAY_ERR,
                 "ccltune bench: NCCL's default timed on the main communicator (its choice from "
                 "the second one forced) in %ld of %ld timings\n",
                 c->nc_choice.moved, c->nc_choice.timings);

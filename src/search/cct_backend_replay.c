@@ -19,6 +19,11 @@
  * save Simple 15 % (no staging copy).  The tuner keys it reports are numPipeOps =
  * ceil(k / 2), as NCCL 2.28.9 passed for 4 ops on 2 channels (socket ranks on the H200),
  * regBuff as registered, and nBytes = k x bytes.
+ *
+ * A bench replays too (opts->bench_table): its 'tuned' configuration answers as the recorded
+ * forced configuration of the table's rule for the call -- what the plugin would make NCCL
+ * run -- and as NCCL's recorded default where the table has no rule.  NCCL model constants
+ * are not replayed (a recording cannot say what NCCL would pick with other constants).
  */
 #include "cct_backend_replay.h"
 
@@ -30,12 +35,15 @@
 #include "cct_exit.h"
 #include "cct_search.h"
 #include "cct_search_run.h"
+#include "cct_say.h"
+#include "cct_table.h"
 
 typedef struct replay_ctx {
     cct_point *points;
     size_t n;
-    uint64_t counter; /* advances with every timed cycle: the noise sequence */
-    double busy_us;   /* simulated GPU time of every call answered (verify and timed) */
+    const cct_table *table; /* a bench's table under test, or NULL */
+    uint64_t counter;       /* advances with every timed cycle: the noise sequence */
+    double busy_us;         /* simulated GPU time of every call answered (verify and timed) */
 } replay_ctx;
 
 static bool same_cfg(const cct_config *a, const cct_config *b)
@@ -133,6 +141,29 @@ static double noise(uint64_t *counter, double cv)
     return f > 0.2 ? f : 0.2;
 }
 
+/* What a call runs on the recorded machine: a bench's 'tuned' is the configuration of the
+ * table's rule for the call, as the plugin would apply it, or NCCL's default where the table
+ * has no rule for it (or no table was given). */
+static cct_config resolve_tuned(const replay_ctx *c, const cct_config *cfg, uint64_t bytes)
+{
+    cct_config r = *cfg;
+    if (cfg->algo != CCT_TUNED)
+        return r;
+    r.algo = r.proto = CCT_DEFAULT;
+    r.channels = 0;
+    const cct_section *s =
+        c->table ? cct_table_find_section(c->table, cfg->coll, cfg->ranks, cfg->nodes,
+                                          cct_config_pipe_ops(cfg), cfg->reg_buff ? 1 : 0)
+                 : NULL;
+    const cct_rule *rule = s ? cct_section_lookup(s, bytes) : NULL;
+    if (rule) {
+        r.algo = rule->algo;
+        r.proto = rule->proto;
+        r.channels = rule->channels;
+    }
+    return r;
+}
+
 static cct_status rp_select(void *ctx, const cct_config *cfg, cct_error *err)
 {
     (void)ctx;
@@ -141,11 +172,13 @@ static cct_status rp_select(void *ctx, const cct_config *cfg, cct_error *err)
     return CCT_OK;
 }
 
-static cct_status rp_verify(void *ctx, const cct_config *cfg, uint64_t bytes, bool in_place,
+static cct_status rp_verify(void *ctx, const cct_config *call, uint64_t bytes, bool in_place,
                             uint64_t *wrong, cct_observed *obs, cct_error *err)
 {
     replay_ctx *c = ctx;
     (void)in_place;
+    cct_config ran = resolve_tuned(c, call, bytes);
+    const cct_config *cfg = &ran;
     const cct_point *lo, *hi, *exact;
     bool synth = !recorded_mode(c, cfg);
     uint64_t at = bytes;
@@ -180,11 +213,13 @@ static cct_status rp_verify(void *ctx, const cct_config *cfg, uint64_t bytes, bo
     return CCT_OK;
 }
 
-static cct_status rp_time(void *ctx, const cct_config *cfg, uint64_t bytes, bool in_place,
+static cct_status rp_time(void *ctx, const cct_config *call, uint64_t bytes, bool in_place,
                           int iters, double *elapsed_us, cct_error *err)
 {
     replay_ctx *c = ctx;
     (void)in_place;
+    cct_config ran = resolve_tuned(c, call, bytes);
+    const cct_config *cfg = &ran;
     const cct_point *lo, *hi, *exact;
     uint64_t at = bytes;
     double factor = 1.0;
@@ -242,6 +277,12 @@ cct_status cct_replay_backend_create(const cct_point *points, size_t n, uint64_t
     backend->rank = 0;
     backend->nranks = 1;
     return CCT_OK;
+}
+
+void cct_replay_backend_set_table(cct_backend *backend, const cct_table *table)
+{
+    replay_ctx *c = backend->ctx;
+    c->table = table;
 }
 
 double cct_replay_backend_busy_us(const cct_backend *backend)
@@ -318,18 +359,24 @@ int cct_search_replay(cct_search_opts *o, cct_error *out)
         free(points);
         return cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
     }
-    fprintf(stderr,
+    cct_say(CCT_SAY_ERR,
             "ccltune search: replaying %zu recorded points from %s (no GPU is used); run %lld "
             "in %s, %zu sessions\n",
             n, o->replay_path, (long long)run.run_id, o->store_path, run.plan.n_sessions);
     cct_backend backend;
     int code = CCT_EXIT_OK;
-    if (cct_replay_backend_create(points, n, o->seed, &backend, &err) != CCT_OK) {
+    /* a bench: 'tuned' answers as the table's rules would run (the plan loaded it already) */
+    cct_table table;
+    cct_table_init(&table);
+    if (o->bench_table && cct_table_load_file(o->bench_table, &table, &err) != CCT_OK) {
+        code = cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
+    } else if (cct_replay_backend_create(points, n, o->seed, &backend, &err) != CCT_OK) {
         code = cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
     } else {
+        cct_replay_backend_set_table(&backend, o->bench_table ? &table : NULL);
         for (size_t s = 0; s < run.plan.n_sessions && code == CCT_EXIT_OK; s++) {
             if (!cct_search_session_wanted(o, &run.plan, s, run.ll128_allowed)) {
-                fprintf(stderr, "session %zu/%zu: skipped (forces LL128, not enabled here)\n",
+                cct_say(CCT_SAY_ERR, "session %zu/%zu: skipped (forces LL128, not enabled here)\n",
                         s + 1, run.plan.n_sessions);
                 continue;
             }
@@ -350,7 +397,7 @@ int cct_search_replay(cct_search_opts *o, cct_error *out)
             if (st != CCT_OK)
                 code = cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
             else
-                fprintf(stderr,
+                cct_say(CCT_SAY_ERR,
                         "session %zu/%zu: %zu measured, %zu already stored, %zu corrupt, "
                         "%zu unsupported, %zu noisy, %d restart(s) after hangs\n",
                         s + 1, run.plan.n_sessions, sched.points_done, sched.points_skipped,
@@ -358,14 +405,15 @@ int cct_search_replay(cct_search_opts *o, cct_error *out)
         }
         /* the recorded times of every call the schedule made: what the search would have
          * spent measuring on the recorded machine (start-up and host work aside) */
-        fprintf(stderr, "replay: simulated measuring time %.3f s\n",
+        cct_say(CCT_SAY_ERR, "replay: simulated measuring time %.3f s\n",
                 cct_replay_backend_busy_us(&backend) / 1e6);
         cct_replay_backend_destroy(&backend);
     }
+    cct_table_destroy(&table);
     int64_t id = run.run_id;
     cct_search_end(&run, code == CCT_EXIT_OK ? CCT_RUN_DONE : CCT_RUN_FAILED, &err);
     free(points);
     if (code == CCT_EXIT_OK)
-        printf("%lld\n", (long long)id);
+        cct_say(CCT_SAY_OUT, "%lld\n", (long long)id);
     return code;
 }

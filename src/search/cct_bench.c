@@ -2,16 +2,19 @@
  * cct_bench.c - the bench plan (default, tuned, forced candidates) and its report
  * (see cct_bench.h).
  *
- * The candidates for the oracle are the configurations the table has models for, at the
- * table's buffer sizes: the ones the search measured and did not exclude.  A table with NCCL
- * model constants is also benched where it has no section (or, with --rules off, everywhere):
- * there the candidates are every algorithm/protocol NCCL allows on the path, and 'default'
- * runs on a communicator initialised with NCCL's own constants, so tuned vs default is the
- * table's constants (and rules) against untouched NCCL.  The report
+ * The candidates for the oracle are every algorithm/protocol NCCL offers on the path (as the
+ * search forces them, at NCCL's channel count), plus, where the table has a section, the
+ * configurations it has models for at its buffer sizes and the ones its rules apply -- so a
+ * table without models (hand-written, or the per-size argmin) has an oracle too.  A table
+ * with NCCL model constants is also benched where it has no section (with --rules off,
+ * everywhere), and 'default' runs on a communicator initialised with NCCL's own constants, so
+ * tuned vs default is the table's constants (and rules) against untouched NCCL.  The report
  * joins the three kinds of points per collective and size; ratios are speed ratios
  * (default time / tuned time), so 1.10 means the table is 10 % faster.
  */
 #include "cct_bench.h"
+#include "cct_facts.h"
+#include "cct_say.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -85,11 +88,67 @@ static cct_status push_config(cct_config **cfgs, size_t *n, size_t *cap, size_t 
 
 bool cct_bench_generic_candidate(const cct_table *t, int coll, int algo, int proto)
 {
-    if (algo != CCT_ALGO_RING && !(algo == CCT_ALGO_TREE && coll == CCT_COLL_ALLREDUCE))
+    if (algo != CCT_ALGO_RING && !(algo == CCT_ALGO_TREE && cct_coll_has_algo(coll, algo)))
         return false;
     if (proto == CCT_PROTO_LL128 && !t->ll128_allowed)
         return false;
     return proto >= 0 && proto < CCT_NUM_PROTOS;
+}
+
+/* Whether the search's space forces (algo, proto) (its --algos and --protos). */
+static bool in_space(const cct_space *s, int algo, int proto)
+{
+    bool a = false, p = false;
+    for (size_t i = 0; i < s->n_algos; i++)
+        a |= s->algos[i] == algo;
+    for (size_t i = 0; i < s->n_protos; i++)
+        p |= s->protos[i] == proto;
+    return a && p;
+}
+
+/* The oracle's forced candidates for c's collective, appended to its group: the
+ * configurations the table has models for (at its buffer sizes) and the ones its rules
+ * apply (but LL128 where the verdict forbids it), in any section of this collective and
+ * topology (keyed by call mode or not), where it has a section; then every algorithm/protocol of
+ * the search's space that NCCL offers on this path at its channel count (Ring, Tree for allreduce;
+ * LL128 where the table's verdict allows it), so a table without models -- hand-written, or the
+ * per-size argmin -- has an oracle too. */
+static cct_status push_candidates(const cct_search_opts *o, const cct_table *t, bool has_section,
+                                  cct_config **cfgs, size_t *n, size_t *cap, size_t first,
+                                  cct_config *c, cct_error *err)
+{
+    cct_status st = CCT_OK;
+    for (size_t si = 0; st == CCT_OK && has_section && si < t->n_sections; si++) {
+        const cct_section *s = &t->sections[si];
+        if (!same_topology(s, c->coll, c->ranks, c->nodes))
+            continue;
+        for (size_t m = 0; st == CCT_OK && m < s->n_models; m++) {
+            if (s->models[m].buffsize != c->buffsize)
+                continue;
+            c->algo = s->models[m].algo;
+            c->proto = s->models[m].proto;
+            c->channels = s->models[m].channels;
+            st = push_config(cfgs, n, cap, first, c, err);
+        }
+        for (size_t r = 0; st == CCT_OK && r < s->n_rules; r++) {
+            if (s->rules[r].proto == CCT_PROTO_LL128 && !t->ll128_allowed)
+                continue; /* not in the session's protocol set: NCCL would not run it */
+            c->algo = s->rules[r].algo;
+            c->proto = s->rules[r].proto;
+            c->channels = s->rules[r].channels;
+            st = push_config(cfgs, n, cap, first, c, err);
+        }
+    }
+    c->channels = 0;
+    for (int a = 0; st == CCT_OK && a < CCT_NUM_ALGOS; a++)
+        for (int p = 0; st == CCT_OK && p < CCT_NUM_PROTOS; p++) {
+            if (!in_space(&o->space, a, p) || !cct_bench_generic_candidate(t, c->coll, a, p))
+                continue;
+            c->algo = a;
+            c->proto = p;
+            st = push_config(cfgs, n, cap, first, c, err);
+        }
+    return st;
 }
 
 cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, int ranks, int nodes,
@@ -100,8 +159,9 @@ cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, in
     plan->space.ranks = ranks;
     plan->space.nodes = nodes;
     plan->space.n_colls = 0;
-    uint64_t buf = env_bytes(t, "NCCL_BUFFSIZE"), llbuf = env_bytes(t, "NCCL_LL_BUFFSIZE"),
-             ll128buf = env_bytes(t, "NCCL_LL128_BUFFSIZE");
+    uint64_t buf = env_bytes(t, cct_proto_facts_of(CCT_PROTO_SIMPLE)->buffsize_env),
+             llbuf = env_bytes(t, cct_proto_facts_of(CCT_PROTO_LL)->buffsize_env),
+             ll128buf = env_bytes(t, cct_proto_facts_of(CCT_PROTO_LL128)->buffsize_env);
     /* a table with constants is benchable everywhere: NCCL's model carries it where no
      * section does (and everywhere with --rules off) */
     bool constants = t->constants.present;
@@ -112,8 +172,7 @@ cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, in
     for (size_t ci = 0; ci < o->space.n_colls; ci++) {
         int coll = o->space.colls[ci];
         const cct_section *sec = cct_table_find_section(t, coll, ranks, nodes, 1, 0);
-        bool generic = constants && (!sec || o->bench_rules_off);
-        if (!sec && !generic)
+        if (!sec && !constants)
             continue;
         plan->space.colls[plan->space.n_colls++] = coll;
         size_t first = n;
@@ -135,32 +194,8 @@ cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, in
             c.algo = c.proto = kind == 0 ? CCT_DEFAULT : CCT_TUNED;
             st = push_config(&cfgs, &n, &cap, first, &c, err);
         }
-        /* the oracle's candidates: what the table has models for in any section of this
-         * collective and topology (keyed by call mode or not), measured at its buffer sizes;
-         * with constants and no rules here, every algorithm/protocol NCCL allows on this
-         * path (Ring, Tree for allreduce; LL128 where the table's verdict allows it) */
-        for (size_t si = 0; st == CCT_OK && sec && si < t->n_sections; si++) {
-            const cct_section *s = &t->sections[si];
-            if (!same_topology(s, coll, ranks, nodes))
-                continue;
-            for (size_t m = 0; st == CCT_OK && m < s->n_models; m++) {
-                if (s->models[m].buffsize != buf)
-                    continue;
-                c.algo = s->models[m].algo;
-                c.proto = s->models[m].proto;
-                c.channels = s->models[m].channels;
-                st = push_config(&cfgs, &n, &cap, first, &c, err);
-            }
-        }
-        c.channels = 0;
-        for (int a = 0; st == CCT_OK && generic && a < CCT_NUM_ALGOS; a++)
-            for (int p = 0; st == CCT_OK && p < CCT_NUM_PROTOS; p++) {
-                if (!cct_bench_generic_candidate(t, coll, a, p))
-                    continue;
-                c.algo = a;
-                c.proto = p;
-                st = push_config(&cfgs, &n, &cap, first, &c, err);
-            }
+        if (st == CCT_OK)
+            st = push_candidates(o, t, sec != NULL, &cfgs, &n, &cap, first, &c, err);
         if (st != CCT_OK) {
             free(cfgs);
             return st;
@@ -397,23 +432,23 @@ int cct_bench_finish(const cct_search_opts *o, int64_t run_id)
     cct_error err;
     cct_store *store = NULL;
     if (cct_store_open(o->store_path, true, &store, &err) != CCT_OK) {
-        fprintf(stderr, "ccltune bench: error: %s\n", err.msg);
+        cct_say(CCT_SAY_ERR, "ccltune bench: error: %s\n", err.msg);
         return 1;
     }
     FILE *out = o->bench_report ? fopen(o->bench_report, "w") : stdout;
     FILE *csv = o->bench_csv ? fopen(o->bench_csv, "w") : NULL;
     int code = 0;
     if (!out || (o->bench_csv && !csv)) {
-        fprintf(stderr, "ccltune bench: error: cannot write %s\n",
+        cct_say(CCT_SAY_ERR, "ccltune bench: error: cannot write %s\n",
                 !out ? o->bench_report : o->bench_csv);
         code = 1;
     } else {
         cct_bench_summary sum;
         if (cct_bench_report(store, run_id, out, csv, &sum, &err) != CCT_OK) {
-            fprintf(stderr, "ccltune bench: error: %s\n", err.msg);
+            cct_say(CCT_SAY_ERR, "ccltune bench: error: %s\n", err.msg);
             code = 1;
         } else {
-            fprintf(stderr,
+            cct_say(CCT_SAY_ERR,
                     "ccltune bench: run %lld: %zu sizes, geometric-mean speed-up over NCCL's "
                     "default %.3fx, worst vs default %.3f, worst vs oracle %.3f; where the table "
                     "changed NCCL's algorithm/protocol %zu sizes at %.3fx, kept them %zu at %.3fx; "

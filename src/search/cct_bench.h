@@ -3,8 +3,9 @@
  *
  * A bench is one session of the search engine whose configurations per collective are
  * NCCL's default (the plugin steps aside), the table's choice (the plugin applies the
- * table, exactly as in a training job), and every configuration the table has a model
- * for, forced one by one; the oracle at a size is the fastest forced configuration.  All
+ * table, exactly as in a training job), and forced one by one every algorithm/protocol NCCL
+ * offers on the path, every configuration the table has a model for and every one its
+ * rules apply; the oracle at a size is the fastest forced configuration.  All
  * are timed in the same cycles on the same communicators, in mirrored order, at sizes on
  * and off the search grid.  The session runs with NCCL's untouched protocol set, so the
  * defaults are the real defaults.  Points go to the store (algo 'default' / 'tuned' /
@@ -35,8 +36,9 @@ void cct_bench_sort_sizes(uint64_t *sizes, size_t n);
 cct_status cct_bench_build_plan(const cct_search_opts *opts, const cct_table *table, int ranks,
                                 int nodes, cct_plan *plan, cct_error *err);
 
-/* Whether (algo, proto) is an oracle candidate for coll where the bench has no models:
- * Ring; Tree for allreduce only; LL128 only where the table's ll128 verdict allows it. */
+/* Whether (algo, proto) is one of the oracle's candidates that NCCL offers for coll on the
+ * bench's path, whatever the table holds: Ring; Tree for allreduce only; LL128 only where
+ * the table's ll128 verdict allows it. */
 bool cct_bench_generic_candidate(const cct_table *t, int coll, int algo, int proto);
 
 /* Per collective and size: default, tuned and oracle medians, the ratios tuned/default

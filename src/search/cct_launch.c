@@ -27,10 +27,12 @@
 #include "cct_backend_nccl.h"
 #include "cct_bench.h"
 #include "cct_exit.h"
+#include "cct_facts.h"
 #include "cct_model_capture.h"
 #include "cct_probe.h"
 #include "cct_search.h"
 #include "cct_search_run.h"
+#include "cct_say.h"
 
 /* The user-facing command name for messages: a bench runs through the same launcher. */
 #define CMD(o) ((o)->bench_table ? "bench" : "search")
@@ -56,12 +58,17 @@ static bool mps_running(char *dir, size_t len)
 static void set_session_env(const cct_search_opts *o, const cct_session *s, const char *plugin,
                             int rank)
 {
-    static const char *const cleared[] = {
-        "NCCL_ALGO",     "NCCL_PROTO",          "NCCL_BUFFSIZE", "NCCL_LL_BUFFSIZE",
-        "CCLTUNE_TABLE", "NCCL_LL128_BUFFSIZE", "CCLTUNE_FORCE", "NCCL_TUNER_CONFIG_FILE",
-        "CCLTUNE_RULES", "CCLTUNE_CONSTANTS"};
+    static const char *const cleared[] = {"NCCL_ALGO",
+                                          "NCCL_PROTO",
+                                          "CCLTUNE_TABLE",
+                                          "CCLTUNE_FORCE",
+                                          "NCCL_TUNER_CONFIG_FILE",
+                                          "CCLTUNE_RULES",
+                                          "CCLTUNE_CONSTANTS"};
     for (size_t i = 0; i < sizeof cleared / sizeof cleared[0]; i++)
         unsetenv(cleared[i]);
+    for (int p = 0; p < CCT_NUM_PROTOS; p++)
+        unsetenv(cct_proto_facts_of(p)->buffsize_env);
     setenv("NCCL_TUNER_PLUGIN", plugin, 1);
     setenv("CCLTUNE_MEASURE", "1", 1);
     /* an explicit protocol list enables LL128 outright (NCCL's default is "auto"), so the
@@ -80,17 +87,13 @@ static void set_session_env(const cct_search_opts *o, const cct_session *s, cons
         }
     }
     char v[64];
-    if (s->buffsize) {
-        snprintf(v, sizeof v, "%llu", (unsigned long long)s->buffsize);
-        setenv("NCCL_BUFFSIZE", v, 1);
-    }
-    if (s->ll_buffsize) {
-        snprintf(v, sizeof v, "%llu", (unsigned long long)s->ll_buffsize);
-        setenv("NCCL_LL_BUFFSIZE", v, 1);
-    }
-    if (s->ll128_buffsize) {
-        snprintf(v, sizeof v, "%llu", (unsigned long long)s->ll128_buffsize);
-        setenv("NCCL_LL128_BUFFSIZE", v, 1);
+    for (int i = 0; i < CCT_NUM_PROTOS; i++) {
+        int p = cct_buffsize_protos[i];
+        uint64_t bytes = cct_session_buffsize(s, p);
+        if (bytes) {
+            snprintf(v, sizeof v, "%llu", (unsigned long long)bytes);
+            setenv(cct_proto_facts_of(p)->buffsize_env, v, 1);
+        }
     }
     if (o->ranks_per_gpu > 1) {
         /* distinct host ids make NCCL treat each rank process as its own node */
@@ -149,7 +152,7 @@ pid_t cct_spawn_worker(const cct_search_opts *o, const cct_search_run *run, size
         argv[argc++] = o->argv[i];
     argv[argc] = NULL;
     execv("/proc/self/exe", argv);
-    fprintf(stderr, "ccltune search: error: exec: %s\n", strerror(errno));
+    cct_say(CCT_SAY_ERR, "ccltune search: error: exec: %s\n", strerror(errno));
     _exit(127);
 }
 
@@ -212,7 +215,7 @@ static int run_session_once(const cct_search_opts *o, const cct_search_run *run,
     for (int r = 0; r < ranks; r++) {
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-            fprintf(stderr, "ccltune search: error: socketpair: %s\n", strerror(errno));
+            cct_say(CCT_SAY_ERR, "ccltune search: error: socketpair: %s\n", strerror(errno));
             stop_workers(w, r);
             return CCT_EXIT_FAIL;
         }
@@ -220,7 +223,7 @@ static int run_session_once(const cct_search_opts *o, const cct_search_run *run,
         pid_t pid =
             cct_spawn_worker(o, run, session, r, ranks, nodes, device, plugin, sv, probe_dir);
         if (pid < 0) {
-            fprintf(stderr, "ccltune search: error: fork: %s\n", strerror(errno));
+            cct_say(CCT_SAY_ERR, "ccltune search: error: fork: %s\n", strerror(errno));
             stop_workers(w, r);
             return CCT_EXIT_FAIL;
         }
@@ -252,7 +255,8 @@ static int run_session_once(const cct_search_opts *o, const cct_search_run *run,
             }
         }
         if (time(NULL) > deadline) {
-            fprintf(stderr, "ccltune search: error: rank 0 produced no NCCL unique id in 300 s\n");
+            cct_say(CCT_SAY_ERR,
+                    "ccltune search: error: rank 0 produced no NCCL unique id in 300 s\n");
             code = CCT_EXIT_FAIL;
         }
     }
@@ -281,7 +285,7 @@ static int run_session_once(const cct_search_opts *o, const cct_search_run *run,
             int c = worker_code(st);
             if (c != 0) {
                 if (c != CCT_WORKER_EXIT_HANG && c != CCT_BACKEND_EXIT_STUCK)
-                    fprintf(stderr, "ccltune search: rank %d exited with status %d\n", r, c);
+                    cct_say(CCT_SAY_ERR, "ccltune search: rank %d exited with status %d\n", r, c);
                 code = c;
             }
         }
@@ -322,12 +326,12 @@ static void capture_model(const cct_search_opts *o, cct_search_run *run, int ran
     if (st == CCT_OK)
         st = cct_store_put_nccl_log(run->store, run->run_id, ranks, nodes, text, &err);
     if (st == CCT_OK)
-        fprintf(stderr,
+        cct_say(CCT_SAY_ERR,
                 "ccltune search: NCCL's model printout (%zu bytes) stored with run %lld: ccltune "
                 "tune and ccltune calibrate fit NCCL's constants from it\n",
                 strlen(text), (long long)run->run_id);
     else
-        fprintf(stderr,
+        cct_say(CCT_SAY_ERR,
                 "ccltune search: warning: NCCL's model printout not captured: %s (the "
                 "measurements are unaffected; ccltune calibrate --nccl-log takes a log made by "
                 "hand)\n",
@@ -341,7 +345,7 @@ int cct_search_run_sessions(const cct_search_opts *o, cct_search_run *run, int r
     capture_model(o, run, ranks, nodes, plugin, ngpus);
     for (size_t s = 0; s < run->plan.n_sessions; s++) {
         if (!cct_search_session_wanted(o, &run->plan, s, run->ll128_allowed)) {
-            fprintf(stderr,
+            cct_say(CCT_SAY_ERR,
                     "ccltune search: session %zu skipped: it forces LL128, which NCCL "
                     "does not enable here (--exhaustive measures it)\n",
                     s + 1);
@@ -355,7 +359,8 @@ int cct_search_run_sessions(const cct_search_opts *o, cct_search_run *run, int r
             bool hang = code == CCT_WORKER_EXIT_HANG || code == CCT_BACKEND_EXIT_STUCK;
             if (hang && restarts < o->max_restarts) {
                 restarts++;
-                fprintf(stderr, "ccltune search: session %zu restarts after a %s (%d/%d)\n", s + 1,
+                cct_say(CCT_SAY_ERR, "ccltune search: session %zu restarts after a %s (%d/%d)\n",
+                        s + 1,
                         code == CCT_WORKER_EXIT_HANG ? "hang (stored)" : "call stuck on the host",
                         restarts, o->max_restarts);
                 continue;
@@ -416,8 +421,9 @@ int cct_search_launch(cct_search_opts *o, cct_error *out)
         return cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
     }
     if (getenv("NCCL_ALGO") || getenv("NCCL_PROTO"))
-        fprintf(stderr, "ccltune search: note: NCCL_ALGO/NCCL_PROTO are set; the search controls "
-                        "algorithms and protocols itself and clears them for its workers\n");
+        cct_say(CCT_SAY_ERR,
+                "ccltune search: note: NCCL_ALGO/NCCL_PROTO are set; the search controls "
+                "algorithms and protocols itself and clears them for its workers\n");
     cct_store_fingerprint fp;
     cct_probe_fingerprint(info, ranks, nodes, o->ranks_per_gpu, &fp);
     int ngpus = info->n_gpus;
@@ -427,7 +433,7 @@ int cct_search_launch(cct_search_opts *o, cct_error *out)
     cct_search_run run;
     if (cct_search_begin(o, ranks, nodes, &fp, "search", &run, &err) != CCT_OK)
         return cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
-    fprintf(stderr,
+    cct_say(CCT_SAY_ERR,
             "ccltune search: run %lld%s in %s: %d ranks (%d per GPU), %d NCCL nodes, plan %s, "
             "%zu sessions, %zu configurations x %zu sizes; LL128 by default: %s\n",
             (long long)run.run_id, run.resumed ? " (resumed)" : "", o->store_path, ranks,
@@ -436,9 +442,9 @@ int cct_search_launch(cct_search_opts *o, cct_error *out)
     int code = cct_search_run_sessions(o, &run, ranks, nodes, plugin, ngpus);
     int64_t run_id = run.run_id;
     if (cct_search_end(&run, code == 0 ? CCT_RUN_DONE : CCT_RUN_FAILED, &err) != CCT_OK)
-        fprintf(stderr, "ccltune search: warning: %s\n", err.msg);
+        cct_say(CCT_SAY_ERR, "ccltune search: warning: %s\n", err.msg);
     if (code != 0) {
-        fprintf(stderr,
+        cct_say(CCT_SAY_ERR,
                 "ccltune search: run %lld stopped; everything measured so far is in %s. "
                 "Continue with: ccltune search ... --resume %lld\n",
                 (long long)run_id, o->store_path, (long long)run_id);
@@ -447,12 +453,12 @@ int cct_search_launch(cct_search_opts *o, cct_error *out)
     struct timespec ended;
     clock_gettime(CLOCK_MONOTONIC, &ended);
     /* wall time of the whole run: model capture, every session's start-up and measuring */
-    fprintf(stderr, "ccltune search: run %lld complete in %s (%.1f s)\n", (long long)run_id,
+    cct_say(CCT_SAY_ERR, "ccltune search: run %lld complete in %s (%.1f s)\n", (long long)run_id,
             o->store_path,
             (double)(ended.tv_sec - started.tv_sec) +
                 1e-9 * (double)(ended.tv_nsec - started.tv_nsec));
     if (o->bench_table)
         return cct_bench_finish(o, run_id);
-    printf("%lld\n", (long long)run_id);
+    cct_say(CCT_SAY_OUT, "%lld\n", (long long)run_id);
     return CCT_EXIT_OK;
 }

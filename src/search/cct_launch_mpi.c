@@ -28,6 +28,7 @@
 #include "cct_probe.h"
 #include "cct_search.h"
 #include "cct_search_run.h"
+#include "cct_say.h"
 
 #if CCT_HAVE_MPI
 #include <mpi.h>
@@ -73,7 +74,8 @@ static int session_once(cct_search_opts *o, cct_search_run *run, size_t session,
     if (ok) {
         MPI_Bcast(id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
         if (rank != 0 && write(sv[0], id, sizeof id) != (ssize_t)sizeof id)
-            fprintf(stderr, "ccltune search: rank %d could not hand the id to its worker\n", rank);
+            cct_say(CCT_SAY_ERR, "ccltune search: rank %d could not hand the id to its worker\n",
+                    rank);
         code = wait_child(pid);
     } else {
         code = wait_child(pid);
@@ -115,7 +117,8 @@ static void capture_model(cct_search_opts *o, cct_search_run *run, int rank, int
         if (ok)
             cct_model_capture_remove(dir);
         if (rank == 0)
-            fprintf(stderr, "ccltune search: warning: NCCL's model printout not captured: %s\n",
+            cct_say(CCT_SAY_ERR,
+                    "ccltune search: warning: NCCL's model printout not captured: %s\n",
                     ok ? "another rank could not create its folder" : err.msg);
         return;
     }
@@ -134,10 +137,11 @@ static void capture_model(cct_search_opts *o, cct_search_run *run, int rank, int
     if (st == CCT_OK)
         st = cct_store_put_nccl_log(run->store, run->run_id, size, nodes, text, &err);
     if (st == CCT_OK)
-        fprintf(stderr, "ccltune search: NCCL's model printout (%zu bytes) stored with run %lld\n",
+        cct_say(CCT_SAY_ERR,
+                "ccltune search: NCCL's model printout (%zu bytes) stored with run %lld\n",
                 strlen(text), (long long)run->run_id);
     else
-        fprintf(stderr, "ccltune search: warning: NCCL's model printout not captured: %s\n",
+        cct_say(CCT_SAY_ERR, "ccltune search: warning: NCCL's model printout not captured: %s\n",
                 err.msg);
     free(text);
 }
@@ -213,14 +217,14 @@ int cct_search_mpi(cct_search_opts *o, cct_error *out)
     }
     if (rank == 0 && run.store) {
         if (cct_search_end(&run, code == 0 ? CCT_RUN_DONE : CCT_RUN_FAILED, &err) != CCT_OK)
-            fprintf(stderr, "ccltune search: warning: %s\n", err.msg);
+            cct_say(CCT_SAY_ERR, "ccltune search: warning: %s\n", err.msg);
         if (code == 0 && o->bench_table)
             code = cct_bench_finish(o, run_id);
         else if (code == 0)
-            printf("%lld\n", run_id);
+            cct_say(CCT_SAY_OUT, "%lld\n", run_id);
         else
-            fprintf(stderr, "ccltune search: run %lld stopped; resume with --resume %lld\n", run_id,
-                    run_id);
+            cct_say(CCT_SAY_ERR, "ccltune search: run %lld stopped; resume with --resume %lld\n",
+                    run_id, run_id);
     } else {
         cct_plan_destroy(&run.plan);
     }

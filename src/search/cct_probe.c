@@ -8,6 +8,7 @@
  * PCIe switch, PXB through several switches, PHB through the host bridge of one CPU, SYS
  * across CPUs.  Nothing here initialises a CUDA context beyond device queries.
  */
+#include "cct_json_write.h"
 #include "cct_probe.h"
 
 #include <cuda_runtime.h>
@@ -388,21 +389,6 @@ void cct_probe_print(FILE *out, const cct_probe_info *info, int ranks, int nodes
     fprintf(out, "LL128:         %s: %s\n", ok ? "allowed" : "not allowed", reason);
 }
 
-static void json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
-
 void cct_probe_print_json(FILE *out, const cct_probe_info *info, int ranks, int nodes,
                           int ranks_per_gpu)
 {
@@ -415,18 +401,18 @@ void cct_probe_print_json_links(FILE *out, const cct_probe_info *info, int ranks
     char reason[512];
     bool ok = cct_probe_ll128(info, ranks, nodes, ranks_per_gpu, reason, sizeof reason);
     fprintf(out, "{\"host\": ");
-    json_string(out, info->host);
+    cct_json_write_string(out, info->host);
     fprintf(out, ", \"nccl\": ");
-    json_string(out, info->nccl);
+    cct_json_write_string(out, info->nccl);
     fprintf(out, ", \"cuda_driver\": ");
-    json_string(out, info->cuda_driver);
+    cct_json_write_string(out, info->cuda_driver);
     fprintf(out, ", \"gpus\": [");
     for (int i = 0; i < info->n_gpus; i++) {
         const cct_probe_gpu *g = &info->gpus[i];
         fprintf(out, "%s{\"name\": ", i ? ", " : "");
-        json_string(out, g->name);
+        cct_json_write_string(out, g->name);
         fprintf(out, ", \"cc\": \"%d.%d\", \"bus_id\": ", g->cc / 10, g->cc % 10);
-        json_string(out, g->bus_id);
+        cct_json_write_string(out, g->bus_id);
         fprintf(out,
                 ", \"memory_bytes\": %zu, \"sms\": %d, \"nvlinks\": %d, \"numa\": %d, "
                 "\"nic_path\": \"%s\"}",
@@ -443,14 +429,14 @@ void cct_probe_print_json_links(FILE *out, const cct_probe_info *info, int ranks
     fprintf(out, "], \"nics\": [");
     for (int i = 0; i < info->n_nics; i++) {
         fprintf(out, "%s", i ? ", " : "");
-        json_string(out, info->nics[i]);
+        cct_json_write_string(out, info->nics[i]);
     }
     fprintf(out,
             "], \"topology\": {\"ranks\": %d, \"nodes\": %d, \"ranks_per_gpu\": %d, "
             "\"links\": \"%s\"}, \"ll128\": {\"allowed\": %s, \"reason\": ",
             ranks, nodes, ranks_per_gpu, cct_probe_links(info, nodes, ranks_per_gpu),
             ok ? "true" : "false");
-    json_string(out, reason);
+    cct_json_write_string(out, reason);
     fputc('}', out);
     if (links) {
         fprintf(out, ", ");

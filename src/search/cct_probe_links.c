@@ -7,6 +7,7 @@
  * diagonal) is NAN and printed as "-" (JSON null).  Each pair's cell carries NCCL's name
  * for the path (NVL, PIX, SYS, ...) so a slow "NVL" or a fast "SYS" stands out.
  */
+#include "cct_json_write.h"
 #include "cct_probe_links.h"
 
 #include <math.h>
@@ -190,21 +191,6 @@ static void json_num(FILE *out, double v, const char *fmt)
         fprintf(out, fmt, v);
 }
 
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
-
 void cct_links_print_json(FILE *out, const cct_links *l, const cct_probe_info *info)
 {
     fprintf(out,
@@ -238,8 +224,8 @@ void cct_links_print_json(FILE *out, const cct_links *l, const cct_probe_info *i
             first = false;
         }
     fprintf(out, "], \"socket\": {\"interface\": ");
-    json_str(out, l->socket_if);
+    cct_json_write_string(out, l->socket_if);
     fprintf(out, ", \"why\": ");
-    json_str(out, l->socket_why);
+    cct_json_write_string(out, l->socket_why);
     fprintf(out, "}}");
 }

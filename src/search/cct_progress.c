@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cct_say.h"
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -35,7 +37,7 @@ void cct_progress_init(cct_progress *p, int session, int n_sessions)
 {
     p->session = session;
     p->n_sessions = n_sessions;
-    p->tty = isatty(STDERR_FILENO);
+    p->tty = cct_say_terminal();
     p->start_s = now_s();
     p->last_print_s = 0.0;
     p->last_decile = -1;
@@ -66,14 +68,13 @@ void cct_progress_update(void *arg, size_t done, size_t total, const char *what)
         for (int i = 0; i < 30; i++)
             bar[i] = i < fill ? '#' : '.';
         bar[30] = '\0';
-        fprintf(stderr, "\r[%s] %3.0f%% %zu/%zu points  session %d/%d  %-24s ETA %-8s", bar,
+        cct_say(CCT_SAY_ERR, "\r[%s] %3.0f%% %zu/%zu points  session %d/%d  %-24s ETA %-8s", bar,
                 frac * 100.0, done, total, p->session + 1, p->n_sessions, what, eta);
-        fflush(stderr);
         return;
     }
     int decile = (int)(frac * 10.0);
     if (decile != p->last_decile || t - p->last_print_s >= 30.0) {
-        fprintf(stderr, "progress: session %d/%d %zu/%zu points (%.0f%%) at %s, ETA %s\n",
+        cct_say(CCT_SAY_ERR, "progress: session %d/%d %zu/%zu points (%.0f%%) at %s, ETA %s\n",
                 p->session + 1, p->n_sessions, done, total, frac * 100.0, what, eta);
         p->last_decile = decile;
         p->last_print_s = t;
@@ -84,8 +85,8 @@ void cct_progress_finish(cct_progress *p, const cct_schedule *s)
 {
     char dur[32];
     if (p->tty)
-        fputc('\n', stderr);
-    fprintf(stderr,
+        cct_say(CCT_SAY_ERR, "\n");
+    cct_say(CCT_SAY_ERR,
             "session %d/%d: %zu points measured, %zu already stored, %zu pruned, %zu corrupt, "
             "%zu unsupported, %zu noisy (%zu re-measured), %zu cycles saved in %s\n",
             p->session + 1, p->n_sessions, s->points_done, s->points_skipped, s->points_pruned,

@@ -1,5 +1,5 @@
 /*
- * cct_progress.h - progress of a long search on stderr.
+ * cct_progress.h - progress of a long search, through the command's message sink (cct_say.h).
  *
  * On a terminal: one line redrawn in place with a bar, points done/total, the group being
  * measured and an ETA.  Elsewhere (logs, CI): a plain line at most every 30 s and at each

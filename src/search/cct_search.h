@@ -76,7 +76,8 @@ cct_status cct_search_build_plan(cct_search_opts *opts, int ranks, int nodes, cc
 
 /* The roles; each returns a process exit status (cct_exit.h) and never prints an error:
  * when the status is not CCT_EXIT_OK and err->msg is not empty, the caller reports err
- * (CCT_EXIT_USAGE: the flags do not fit this machine).  Progress lines go to stderr.
+ * (CCT_EXIT_USAGE: the flags do not fit this machine).  Progress lines, notes and the
+ * run id go through the command's message sink (cct_say.h); with none installed, nothing.
  * --dry-run is answered by the command before any of these is chosen. */
 int cct_search_launch(cct_search_opts *opts, cct_error *err);
 int cct_search_worker(cct_search_opts *opts, cct_error *err);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cct_bench.h"
+#include "cct_facts.h"
 #include "cct_progress.h"
 
 void cct_search_command_line(int argc, char **argv, char *buf, size_t len)
@@ -108,6 +109,14 @@ cct_status cct_search_end(cct_search_run *run, int state, cct_error *err)
     return st;
 }
 
+uint64_t cct_session_buffsize(const cct_session *s, int proto)
+{
+    return proto == CCT_PROTO_SIMPLE  ? s->buffsize
+           : proto == CCT_PROTO_LL    ? s->ll_buffsize
+           : proto == CCT_PROTO_LL128 ? s->ll128_buffsize
+                                      : 0;
+}
+
 void cct_search_print_plan(FILE *out, const cct_plan *plan, const cct_schedule_opts *sched)
 {
     char b1[32], b2[32], dur[32];
@@ -119,19 +128,19 @@ void cct_search_print_plan(FILE *out, const cct_plan *plan, const cct_schedule_o
             cct_format_bytes(plan->sizes[plan->n_sizes - 1], b2, sizeof b2));
     for (size_t i = 0; i < plan->n_sessions; i++) {
         const cct_session *ss = &plan->sessions[i];
-        char c1[32], c2[32], c3[32];
-        fprintf(out,
-                "  session %zu: %s, NCCL_BUFFSIZE=%s NCCL_LL_BUFFSIZE=%s NCCL_LL128_BUFFSIZE=%s, "
-                "%zu configurations\n",
-                i + 1,
+        char b[CCT_NUM_PROTOS][32];
+        const char *env[CCT_NUM_PROTOS], *val[CCT_NUM_PROTOS];
+        for (int k = 0; k < CCT_NUM_PROTOS; k++) {
+            int p = cct_buffsize_protos[k];
+            uint64_t bytes = cct_session_buffsize(ss, p);
+            env[k] = cct_proto_facts_of(p)->buffsize_env;
+            val[k] = bytes ? cct_format_bytes(bytes, b[k], sizeof b[k]) : "default";
+        }
+        fprintf(out, "  session %zu: %s, %s=%s %s=%s %s=%s, %zu configurations\n", i + 1,
                 ss->unlock     ? "LL128 forced through the plugin (NCCL_PROTO unlocks it)"
                 : ss->baseline ? "NCCL's own choices and forced LL/Simple, interleaved"
                                : "forced LL/Simple through the plugin",
-                ss->buffsize ? cct_format_bytes(ss->buffsize, c1, sizeof c1) : "default",
-                ss->ll_buffsize ? cct_format_bytes(ss->ll_buffsize, c2, sizeof c2) : "default",
-                ss->ll128_buffsize ? cct_format_bytes(ss->ll128_buffsize, c3, sizeof c3)
-                                   : "default",
-                ss->n_configs);
+                env[0], val[0], env[1], val[1], env[2], val[2], ss->n_configs);
     }
     for (size_t i = 0; i < plan->n_sessions; i++)
         if (plan->sessions[i].unlock) {

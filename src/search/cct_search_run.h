@@ -33,6 +33,10 @@ cct_status cct_search_begin(cct_search_opts *opts, int ranks, int nodes,
 bool cct_search_session_wanted(const cct_search_opts *opts, const cct_plan *plan, size_t s,
                                bool ll128_allowed);
 
+/* The session's buffer size for protocol `proto` (its *BUFFSIZE variable, cct_facts.h);
+ * 0: NCCL's default. */
+uint64_t cct_session_buffsize(const cct_session *s, int proto);
+
 /* Record state (CCT_RUN_DONE / CCT_RUN_FAILED) and release. */
 cct_status cct_search_end(cct_search_run *run, int state, cct_error *err);
 

@@ -8,6 +8,7 @@
  * is continuing the one it started.
  */
 #include "cct_space.h"
+#include "cct_facts.h"
 
 #include "cct_parse.h"
 
@@ -771,7 +772,7 @@ void cct_plan_destroy(cct_plan *plan)
 static uint64_t split_unit(const cct_config *cfg)
 {
     uint64_t unit = cct_dtype_size(cfg->dtype);
-    if ((cfg->coll == CCT_COLL_ALLGATHER || cfg->coll == CCT_COLL_REDUCESCATTER) && cfg->ranks > 0)
+    if (cct_coll_per_rank(cfg->coll) && cfg->ranks > 0)
         unit *= (uint64_t)cfg->ranks;
     return unit;
 }

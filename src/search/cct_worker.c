@@ -22,6 +22,7 @@
 #include "cct_progress.h"
 #include "cct_search.h"
 #include "cct_search_run.h"
+#include "cct_say.h"
 
 static long env_long(const char *name, long fallback)
 {
@@ -90,7 +91,8 @@ int cct_search_worker(cct_search_opts *opts, cct_error *out)
 
     char where[256] = "";
     if (cct_bind_to_gpu(device, slot, share, where, sizeof where, &err) != CCT_OK)
-        fprintf(stderr, "ccltune search: rank %d: warning: %s (running unbound)\n", rank, err.msg);
+        cct_say(CCT_SAY_ERR, "ccltune search: rank %d: warning: %s (running unbound)\n", rank,
+                err.msg);
 
     unsigned char id[CCT_NCCL_UNIQUE_ID_BYTES];
     cct_status st;
@@ -158,7 +160,7 @@ int cct_search_worker(cct_search_opts *opts, cct_error *out)
         sched.progress = cct_progress_update;
         sched.progress_arg = &progress;
         if (where[0])
-            fprintf(stderr, "ccltune search: rank 0 bound to %s\n", where);
+            cct_say(CCT_SAY_ERR, "ccltune search: rank 0 bound to %s\n", where);
     }
     st = cct_schedule_run(&sched, &err);
     if (rank == 0)
@@ -166,7 +168,7 @@ int cct_search_worker(cct_search_opts *opts, cct_error *out)
     if (st == CCT_ETIMEOUT) {
         char what[256];
         if (rank == 0)
-            fprintf(stderr,
+            cct_say(CCT_SAY_ERR,
                     "ccltune search: HANG: %s at %llu bytes did not finish; recorded as a hang, "
                     "the session restarts past it\n",
                     cct_config_describe(&sched.hang_config, what, sizeof what),

@@ -1,0 +1,200 @@
+/*
+ * cct_recording_audit.c - merge recordings by collective, shape, size band and the
+ * configuration NCCL ran, and judge each line against a table (cct_recording_audit.h).
+ *
+ * Every row becomes one line keyed by its band; the lines are sorted by key and equal
+ * keys merged, so the work is O(rows log rows) whatever the number of files.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cct_names.h"
+#include "cct_recording_audit.h"
+
+static void power_band(uint64_t bytes, uint64_t *lo, uint64_t *hi)
+{
+    if (bytes == 0) {
+        *lo = 0;
+        *hi = 1;
+        return;
+    }
+    int k = 63 - __builtin_clzll(bytes);
+    *lo = UINT64_C(1) << k;
+    *hi = k == 63 ? CCT_BYTES_INF : UINT64_C(1) << (k + 1);
+}
+
+static void judge(cct_audit_line *l, const cct_table *table, uint64_t bytes)
+{
+    l->want_algo = l->want_proto = l->want_channels = -1;
+    power_band(bytes, &l->lo, &l->hi);
+    if (!table) {
+        l->verdict = CCT_AUDIT_NO_TABLE;
+        return;
+    }
+    l->verdict = CCT_AUDIT_LEFT;
+    if (l->coll < 0 || l->coll >= CCT_NUM_COLLS)
+        return;
+    const cct_section *s = cct_table_find_section(table, l->coll, l->ranks, l->nodes, 1, 0);
+    const cct_rule *r = s ? cct_section_lookup(s, bytes) : NULL;
+    if (!r)
+        return;
+    l->lo = r->min_bytes;
+    l->hi = r->max_bytes;
+    l->want_algo = r->algo;
+    l->want_proto = r->proto;
+    l->want_channels = r->channels;
+    if (r->gain > 0 && !r->no_baseline) {
+        l->gain = r->gain;
+        l->gain_lo = r->gain_lo > 0 ? r->gain_lo : r->gain;
+        l->gain_hi = r->gain_hi > 0 ? r->gain_hi : r->gain;
+    }
+    /* a rule's channel count is a cap: NCCL spreads a small message over fewer channels */
+    bool same = l->algo == r->algo && l->proto == r->proto &&
+                (r->channels <= 0 || l->channels <= r->channels);
+    l->verdict = same ? CCT_AUDIT_AS_ASKED : CCT_AUDIT_MISMATCH;
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+    return (a > b) - (a < b);
+}
+
+/* Key order: coll, ranks, nodes, band, configuration. */
+static int cmp_key(const cct_audit_line *a, const cct_audit_line *b)
+{
+    int c;
+    if ((c = (a->coll > b->coll) - (a->coll < b->coll)) ||
+        (c = (a->ranks > b->ranks) - (a->ranks < b->ranks)) ||
+        (c = (a->nodes > b->nodes) - (a->nodes < b->nodes)) || (c = cmp_u64(a->lo, b->lo)) ||
+        (c = (a->algo > b->algo) - (a->algo < b->algo)) ||
+        (c = (a->proto > b->proto) - (a->proto < b->proto)))
+        return c;
+    return (a->channels > b->channels) - (a->channels < b->channels);
+}
+
+static int cmp_key_q(const void *a, const void *b)
+{
+    return cmp_key(a, b);
+}
+
+/* Within a band, the configuration with the most calls first. */
+static int cmp_report(const void *pa, const void *pb)
+{
+    const cct_audit_line *a = pa, *b = pb;
+    int c;
+    if ((c = (a->coll > b->coll) - (a->coll < b->coll)) ||
+        (c = (a->ranks > b->ranks) - (a->ranks < b->ranks)) ||
+        (c = (a->nodes > b->nodes) - (a->nodes < b->nodes)) || (c = cmp_u64(a->lo, b->lo)) ||
+        (c = cmp_u64(b->calls, a->calls)))
+        return c;
+    return cmp_key(a, b);
+}
+
+static void merge_into(cct_audit_line *dst, const cct_audit_line *src)
+{
+    dst->calls += src->calls;
+    dst->timed += src->timed;
+    dst->total_ns += src->total_ns;
+    if (src->min_bytes < dst->min_bytes)
+        dst->min_bytes = src->min_bytes;
+    if (src->max_bytes > dst->max_bytes)
+        dst->max_bytes = src->max_bytes;
+    for (int b = 0; b < CCT_RECORDING_HIST; b++)
+        dst->hist[b] += src->hist[b];
+}
+
+static void tally(cct_audit *a)
+{
+    for (size_t i = 0; i < a->n_lines; i++) {
+        const cct_audit_line *l = &a->lines[i];
+        a->calls += l->calls;
+        a->timed += l->timed;
+        a->total_ns += l->total_ns;
+        if (l->verdict == CCT_AUDIT_AS_ASKED) {
+            a->as_asked += l->calls;
+            if (l->gain > 0 && l->timed) {
+                double t = (double)l->total_ns;
+                a->evidence_ns += t;
+                a->saved_ns += t * (l->gain - 1.0);
+                a->saved_lo_ns += t * (l->gain_lo - 1.0);
+                a->saved_hi_ns += t * (l->gain_hi - 1.0);
+            } else
+                a->no_evidence_calls += l->calls;
+        } else if (l->verdict == CCT_AUDIT_LEFT)
+            a->left += l->calls;
+        else if (l->verdict == CCT_AUDIT_MISMATCH) {
+            a->mismatched += l->calls;
+            a->mismatch_lines++;
+        }
+    }
+}
+
+cct_status cct_audit_run(const cct_recording *recs, size_t n, const cct_table *table,
+                         cct_audit *out, cct_error *err)
+{
+    memset(out, 0, sizeof *out);
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t c = 0; c < recs[i].n_comms; c++)
+            total += recs[i].comms[c].n_rows;
+    out->n_recordings = n;
+    if (total && !(out->lines = calloc(total, sizeof *out->lines)))
+        return cct_error_set(err, CCT_ENOMEM, "audit: out of memory");
+    for (size_t i = 0; i < n; i++)
+        for (size_t c = 0; c < recs[i].n_comms; c++) {
+            const cct_rec_comm *m = &recs[i].comms[c];
+            out->n_comms++;
+            out->dropped += m->dropped;
+            out->late += m->late;
+            for (size_t r = 0; r < m->n_rows; r++) {
+                const cct_rec_row *row = &m->rows[r];
+                cct_audit_line *l = &out->lines[out->n_lines++];
+                l->coll = row->coll;
+                l->ranks = m->ranks;
+                l->nodes = m->nodes;
+                l->algo = row->algo;
+                l->proto = row->proto;
+                l->channels = row->channels;
+                l->calls = row->calls;
+                l->timed = row->timed;
+                l->total_ns = row->total_ns;
+                l->min_bytes = l->max_bytes = row->bytes;
+                memcpy(l->hist, row->hist, sizeof l->hist);
+                judge(l, table, row->bytes);
+            }
+        }
+    if (out->n_lines)
+        qsort(out->lines, out->n_lines, sizeof *out->lines, cmp_key_q);
+    size_t w = 0;
+    for (size_t i = 0; i < out->n_lines; i++) {
+        if (w > 0 && cmp_key(&out->lines[w - 1], &out->lines[i]) == 0)
+            merge_into(&out->lines[w - 1], &out->lines[i]);
+        else
+            out->lines[w++] = out->lines[i];
+    }
+    out->n_lines = w;
+    if (out->n_lines)
+        qsort(out->lines, out->n_lines, sizeof *out->lines, cmp_report);
+    tally(out);
+    return CCT_OK;
+}
+
+void cct_audit_destroy(cct_audit *audit)
+{
+    free(audit->lines);
+    memset(audit, 0, sizeof *audit);
+}
+
+const char *cct_audit_verdict_name(cct_audit_verdict v)
+{
+    switch (v) {
+    case CCT_AUDIT_AS_ASKED:
+        return "as_asked";
+    case CCT_AUDIT_LEFT:
+        return "left_to_nccl";
+    case CCT_AUDIT_MISMATCH:
+        return "mismatch";
+    default:
+        return "no_table";
+    }
+}

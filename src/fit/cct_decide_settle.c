@@ -139,9 +139,6 @@ static size_t settle_bands(const cct_dview *x, size_t *win, bool *kept, cct_dban
     }
 }
 
-/* Whether band b's configuration beats NCCL's default with evidence: at the sizes where both
- * were measured, the mean log gain exceeds the guard and evidence_z standard errors
- * (cct_decide_evidence), and at the rule's reference size the default is not faster. */
 /* The band's pooled paired evidence: the per-cycle log gains of its configuration over NCCL's
  * default at every size of the band where both have samples, judged by cct_gain_significant
  * against the band's mean noise floor.  *ok false when fewer than 2 cycles pair up. */
@@ -163,6 +160,9 @@ static bool band_paired_evidence(const cct_dview *x, const cct_dband *b, bool *o
     return cct_gain_significant(&g, noise / (double)sizes, x->opt->max_loss_default);
 }
 
+/* Whether band b's configuration beats NCCL's default with evidence: at the sizes where both
+ * were measured, the mean log gain exceeds the guard and evidence_z standard errors
+ * (cct_decide_evidence), and at the rule's reference size the default is not faster. */
 static bool band_has_evidence(const cct_dview *x, const cct_dband *b, double *lg, double *se)
 {
     const cct_dconf *w = &x->sec->conf[b->conf];
@@ -187,9 +187,6 @@ static bool band_has_evidence(const cct_dview *x, const cct_dband *b, double *lg
     return !(td < cct_dconf_time(w, ref)); /* margin_default >= 0 (unknown is no loss) */
 }
 
-/* Settle the bands, then hand every band whose configuration does not beat NCCL's default
- * with evidence back to NCCL (those sizes kept: never absorbed again) and settle again,
- * until every band other than NCCL's choice has its evidence.  Returns the number of bands. */
 /* With per-cycle samples: two neighbouring bands of two configurations become one when the
  * configuration first in the tie order (NCCL's choice at the pair's middle size) is neither
  * clearly slower than the other over the other band's sizes nor estimated slower there by
@@ -236,8 +233,11 @@ static bool merge_equal_neighbours(const cct_dview *x, size_t *win, const bool *
     return false;
 }
 
-static size_t decide_bands(const cct_dview *x, size_t *win, bool *kept, cct_dband *bands,
-                           double *scratch)
+/* Settle the bands, then hand every band whose configuration does not beat NCCL's default
+ * with evidence back to NCCL (those sizes kept: never absorbed again) and settle again,
+ * until every band other than NCCL's choice has its evidence.  Returns the number of bands. */
+static size_t settle_with_evidence(const cct_dview *x, size_t *win, bool *kept, cct_dband *bands,
+                                   double *scratch)
 {
     for (;;) {
         size_t nb = settle_bands(x, win, kept, bands);
@@ -286,7 +286,7 @@ cct_status cct_decide_settle(const cct_dbands *in, cct_dsettled *out, cct_error 
         st = cct_error_set(err, CCT_ENOMEM, "out of memory");
     } else {
         memcpy(win, in->win, sizeof *win * x->n_grid);
-        out->n_bands = decide_bands(x, win, kept, out->bands, scratch);
+        out->n_bands = settle_with_evidence(x, win, kept, out->bands, scratch);
     }
     free(win);
     free(kept);

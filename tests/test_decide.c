@@ -1,5 +1,5 @@
 /*
- * test_decide.c - decisions (src/cct_decide*.c) on synthetic sections with known answers.
+ * test_decide.c - decisions (src/fit/cct_decide*.c) on synthetic sections with known answers.
  *
  * Known lines cross at known sizes: the rules' boundaries must land there and the bands
  * follow.  Near-ties must go by the documented preference (fewer channels, then the

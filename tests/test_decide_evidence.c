@@ -1,6 +1,7 @@
 /*
- * test_decide_evidence.c - a table leaves NCCL's default only with evidence (src/cct_decide.c,
- * src/cct_decide_evidence.c), on synthetic sections with known answers.
+ * test_decide_evidence.c - a table leaves NCCL's default only with evidence
+ * (src/fit/cct_decide_settle.c, src/fit/cct_decide_evidence.c), on synthetic sections with
+ * known answers.
  *
  * A configuration faster than NCCL's default by less than the points' measurement spread, or
  * by less than the 2 % guard, must not replace it: the band keeps NCCL's own algorithm and

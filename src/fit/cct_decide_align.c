@@ -1,5 +1,6 @@
 /*
- * cct_decide_align.c - what a misaligned buffer costs each protocol, from the points.
+ * cct_decide_align.c - what a misaligned buffer costs each protocol, from the points: the
+ * last step of the prepare stage (cct_decide_prepare.c).
  *
  * The tuner API cannot see buffer addresses, so alignment is a characterisation recorded in
  * the table, not a key of the rules.  For every usable forced configuration measured both
@@ -107,19 +108,4 @@ cct_status cct_dsec_penalties(cct_dsec *sec, const cct_decide_options *opt, cct_
         }
     }
     return CCT_OK;
-}
-
-bool cct_dsec_worst_penalty(const cct_dsec *sec, int proto, double *penalty)
-{
-    bool known = false;
-    double worst = 0.0;
-    for (size_t i = 0; i < sec->n_pen; i++) {
-        if (sec->pen[i].proto != proto)
-            continue;
-        known = true;
-        if (sec->pen[i].penalty > worst)
-            worst = sec->pen[i].penalty;
-    }
-    *penalty = worst;
-    return known;
 }

@@ -1,6 +1,6 @@
 /*
  * cct_decide_evidence.c - when a measured gain over NCCL's default is evidence enough to
- * leave NCCL's choice, and where a boundary goes when nothing better is known.
+ * leave NCCL's choice (used by the settle stage), and where two fitted curves cross.
  *
  * A band's configuration W is compared with NCCL's default D at the band's sizes where both
  * were measured: per size the log gain g = log(t_D / t_W) and its standard error u (the two
@@ -13,7 +13,7 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "cct_decide_internal.h"
+#include "cct_decide.h"
 
 bool cct_decide_evidence(const double *log_gain, const double *se, size_t k, double guard, double z,
                          double *mean_out, double *se_out)
@@ -36,11 +36,45 @@ bool cct_decide_evidence(const double *log_gain, const double *se, size_t k, dou
     return !(z > 0.0) || mean > z * err;
 }
 
-uint64_t cct_decide_geometric_middle(uint64_t lo, uint64_t hi)
+typedef struct cross_fn {
+    const cct_model *a, *b;
+    double fa, fb;
+} cross_fn;
+
+static double cross_diff(uint64_t bytes, const cross_fn *f)
 {
-    double mid = lo == 0 ? (double)hi / 2.0 : sqrt((double)lo * (double)hi);
-    uint64_t u = (uint64_t)llround(mid);
-    if (u <= lo)
-        u = lo + 1;
-    return u > hi ? hi : u;
+    return f->fa * cct_model_predict(f->a, bytes) - f->fb * cct_model_predict(f->b, bytes);
+}
+
+/* Bisection over whole bytes, splitting at the geometric middle (the curves' features are
+ * spread over orders of magnitude): exact to the byte, deterministic, no global state (GSL's
+ * root solvers report through a process-wide error handler). */
+bool cct_decide_crossover(const cct_model *a, double factor_a, const cct_model *b, double factor_b,
+                          uint64_t lo, uint64_t hi, double *at)
+{
+    if (!(hi > lo))
+        return false;
+    cross_fn f = {a, b, factor_a, factor_b};
+    double dl = cross_diff(lo, &f), dh = cross_diff(hi, &f);
+    if (isnan(dl) || isnan(dh) || dl == 0.0 || dh == 0.0 || (dl < 0) == (dh < 0))
+        return false;
+    uint64_t l = lo, h = hi;
+    while (h - l > 1) {
+        double g = l ? sqrt((double)l * (double)h) : (double)h / 2.0;
+        uint64_t m = g >= (double)h ? h - 1 : (uint64_t)g;
+        if (m <= l)
+            m = l + 1;
+        double dm = cross_diff(m, &f);
+        if (isnan(dm))
+            return false;
+        if ((dm < 0) == (dl < 0)) {
+            l = m;
+            dl = dm;
+        } else {
+            h = m;
+            dh = dm;
+        }
+    }
+    *at = (double)l + dl / (dl - dh); /* within the last byte, by linear interpolation */
+    return true;
 }

@@ -1,16 +1,28 @@
 /*
- * cct_decide_internal.h - the working state of one section's decision, shared by
- * cct_decide_prep.c (grouping, exclusion, models), cct_decide_align.c (penalties),
- * cct_decide.c (ranking, bands, rules) and cct_decide_table.c (whole tables).
+ * cct_decide_internal.h - the working state of one section's decision as it flows through
+ * the pipeline, one way:
+ *
+ *   prepare (cct_decide_prepare.c, with cct_decide_align.c)  points -> cct_dsec
+ *   buffers (cct_decide_buffers.c)                            cct_dsec[] -> cct_buffers
+ *   bands   (cct_decide_bands.c)                              cct_dsec + cct_buffers -> cct_dbands
+ *   settle  (cct_decide_settle.c)                             cct_dbands -> cct_dsettled
+ *   rules   (cct_decide_rules.c)                              cct_dsettled -> cct_section
+ *
+ * orchestrated by cct_decide.c (one section), cct_decide_table.c (a table) and
+ * cct_decide_modes.c (call-mode sections).  What several stages read lies lower:
+ * cct_decide_conf.c (a configuration's times) and cct_decide_view.c (one section under one
+ * buffer setting: candidates, grid, NCCL's choice, noise floor, per-cycle pairs).
  *
  * Ownership: a cct_dsec owns its arrays (the sorted point pointers, the configurations and
  * the penalties) and is released by cct_dsec_free(); the points themselves belong to the
- * caller and must outlive it.
+ * caller and must outlive it.  A cct_dbands owns its view and winners (cct_dbands_free), a
+ * cct_dsettled its bands (cct_dsettled_free); each only reads the stage before it.
  */
 #ifndef CCT_DECIDE_INTERNAL_H
 #define CCT_DECIDE_INTERNAL_H
 
 #include "cct_decide.h"
+#include "cct_decide_stats.h"
 
 /* One configuration (alignment aside) of the section. */
 typedef struct cct_dconf {
@@ -43,18 +55,38 @@ typedef struct cct_buffers {
     uint64_t buffsize, ll_buffsize, ll128_buffsize;
 } cct_buffers;
 
-/* Sort, validate, group and fit one section's points (all with the same coll/ranks/nodes).
- * On failure sec is left empty. */
+/* ---- prepare (cct_decide_prepare.c, cct_decide_align.c) ---- */
+
+/* Sort, validate, group and fit one section's points (all with the same coll/ranks/nodes),
+ * then its alignment penalties.  On failure sec is left empty. */
 cct_status cct_dsec_prepare(const cct_point *points, size_t n, const cct_decide_options *opt,
                             cct_dsec *sec, cct_error *err);
-void cct_dsec_free(cct_dsec *sec);
 
 /* Alignment penalties from the section's points (cct_decide_align.c): fills sec->pen and
  * sets each configuration's factor for opt->worst_case_align. */
 cct_status cct_dsec_penalties(cct_dsec *sec, const cct_decide_options *opt, cct_error *err);
 
+/* ---- buffers (cct_decide_buffers.c) ---- */
+
+/* The table-wide (or one section's) buffer choice; see cct_decide_buffers.c. */
+cct_status cct_dsec_choose_buffers(const cct_dsec *secs, size_t n_secs, double tie,
+                                   cct_buffers *out, cct_error *err);
+
+/* ---- shared by the stages (cct_decide_conf.c) ---- */
+
+void cct_dsec_free(cct_dsec *sec);
+
+/* Release a section's rules, models and penalties and zero their counts. */
+void cct_section_release(cct_section *s);
+
 /* The worst measured penalty of a protocol (>= 0); false when it was never measured. */
 bool cct_dsec_worst_penalty(const cct_dsec *sec, int proto, double *penalty);
+
+/* Whether c can be decided on: not excluded, not the baseline, measured aligned. */
+bool cct_dconf_candidate(const cct_dconf *c);
+
+/* Whether any configuration other than NCCL's default can be decided on. */
+bool cct_dsec_has_candidates(const cct_dsec *sec);
 
 bool cct_dconf_uses(const cct_dconf *c, const cct_buffers *b);
 
@@ -69,29 +101,96 @@ double cct_dconf_time(const cct_dconf *c, uint64_t bytes);
 bool cct_dconf_measured(const cct_dconf *c, uint64_t bytes, double rel_floor, double *t,
                         double *rel_se);
 
-/* A boundary between two measured sizes lo < hi when nothing better is known: their
- * geometric middle (hi / 2 when lo is 0), inside (lo, hi]. */
-uint64_t cct_decide_geometric_middle(uint64_t lo, uint64_t hi);
+/* ---- one section under one buffer setting (cct_decide_view.c) ---- */
 
-/* Sum over the section's measured sizes of log(best time with buffers b / best time with
- * any buffers), and how many sizes b could serve; used to choose buffers. */
-void cct_dsec_score_buffers(const cct_dsec *sec, const cct_buffers *b, double *log_loss,
-                            size_t *covered);
+#define CCT_PAIR_MAX 256 /* paired cycles used per size */
 
-/* The distinct buffer settings of the section's candidate configurations, sorted. */
-cct_status cct_dsec_buffers(const cct_dsec *sec, cct_buffers **out, size_t *n, cct_error *err);
-/* Adds log(t_b / t_default) over the points measured under both buffer settings. */
-void cct_dsec_pair_buffers(const cct_dsec *sec, const cct_buffers *b, double *sum_log,
-                           size_t *pairs);
-/* Whether any configuration other than NCCL's default can be decided on. */
-bool cct_dsec_has_candidates(const cct_dsec *sec);
-/* Per protocol, the largest size its candidates reach under b (0: none measured). */
-void cct_dsec_buffers_reach_proto(const cct_dsec *sec, const cct_buffers *b,
-                                  uint64_t reach[CCT_NUM_PROTOS]);
-uint64_t cct_dsec_buffers_reach(const cct_dsec *sec, const cct_buffers *b);
-/* The table-wide (or one section's) buffer choice; see cct_decide_table.c. */
-cct_status cct_dsec_choose_buffers(const cct_dsec *secs, size_t n_secs, double tie,
-                                   cct_buffers *out, cct_error *err);
+typedef struct cct_dview {
+    const cct_dsec *sec;
+    const cct_decide_options *opt;
+    size_t *cand; /* indices into sec->conf */
+    size_t n_cand;
+    const cct_dconf *base; /* the baseline with the chosen buffers, or NULL */
+    size_t def;     /* the index that stands for "NCCL's own choice" (sec->n_conf); SIZE_MAX when
+                     * the baseline or the choice NCCL made is unknown: no rule can name it */
+    uint64_t *grid; /* every size some candidate was measured at, ascending */
+    size_t n_grid;
+    double *noise; /* per grid index: the A/A noise floor (a log ratio; 0 unknown) */
+    double *pool;  /* n_grid * CCT_PAIR_MAX log ratios of a band (scratch; with cycles only) */
+} cct_dview;
+
+/* The candidates and grid of sec under buffers b, NCCL's choice and the noise floor.  On
+ * error (no usable configuration) v is released. */
+cct_status cct_dview_init(const cct_dsec *sec, const cct_decide_options *opt, const cct_buffers *b,
+                          cct_dview *v, cct_error *err);
+void cct_dview_free(cct_dview *v);
+
+/* NCCL's own (algo, proto) at the baseline size nearest to bytes (in log size) among the
+ * baseline points that recorded it; false when none did. */
+bool cct_dview_default_choice(const cct_dview *x, uint64_t bytes, int *algo, int *proto);
+
+/* NCCL's default's time at bytes for ranking (measured, else the baseline's model inside its
+ * range; at its protocol's worst penalty with worst_case_align), NAN when unknown. */
+double cct_dview_default_time(const cct_dview *x, uint64_t bytes);
+
+/* Time of choice i (a configuration, or x->def) at bytes for ranking. */
+double cct_dview_time(const cct_dview *x, size_t i, uint64_t bytes);
+
+/* The per-cycle samples of configuration c's first point at bytes that has them. */
+const double *cct_dview_samples(const cct_dview *x, const cct_dconf *c, uint64_t bytes, size_t *n);
+
+/* Writes the log ratios log(t_r / t_c) of the cycles r and c share at bytes (at most
+ * CCT_PAIR_MAX); returns how many. */
+size_t cct_dview_pair(const cct_dview *x, const cct_dconf *r, const cct_dconf *c, uint64_t bytes,
+                      double *out);
+
+/* The paired gain of c over r at bytes. */
+cct_gain_est cct_dview_paired(const cct_dview *x, const cct_dconf *r, const cct_dconf *c,
+                              uint64_t bytes);
+
+/* The grid index whose numbers a rule of choice conf over grid indices [i0, i1] carries: the
+ * size nearest the geometric middle of the measured sizes among those where conf is not
+ * slower than NCCL's default (all of them when there is none such). */
+size_t cct_dview_ref_index(const cct_dview *x, size_t conf, size_t i0, size_t i1);
+
+/* ---- bands (cct_decide_bands.c) ---- */
+
+/* The choice at every grid size, before any band is settled. */
+typedef struct cct_dbands {
+    cct_dview view;
+    size_t *win; /* per grid index: an index into sec->conf, or view.def */
+} cct_dbands;
+
+cct_status cct_decide_bands(const cct_dsec *sec, const cct_decide_options *opt,
+                            const cct_buffers *b, cct_dbands *out, cct_error *err);
+void cct_dbands_free(cct_dbands *d);
+
+/* ---- settle (cct_decide_settle.c) ---- */
+
+typedef struct cct_dband {
+    size_t i0, i1;   /* grid indices, inclusive */
+    size_t conf;     /* an index into sec->conf, or view.def */
+    uint64_t lo, hi; /* [lo, hi): hi CCT_BYTES_INF for the last */
+} cct_dband;
+
+/* The bands after narrow ones are absorbed, equal neighbours merged and those without
+ * evidence against NCCL's default handed back to it. */
+typedef struct cct_dsettled {
+    const cct_dview *view; /* the bands stage's, which must outlive this */
+    cct_dband *bands;
+    size_t n_bands;
+} cct_dsettled;
+
+cct_status cct_decide_settle(const cct_dbands *in, cct_dsettled *out, cct_error *err);
+void cct_dsettled_free(cct_dsettled *s);
+
+/* ---- rules (cct_decide_rules.c) ---- */
+
+/* The rules of the settled bands, the models and the penalties, appended to out (an empty
+ * section struct; on error its arrays are released). */
+cct_status cct_decide_rules(const cct_dsettled *in, cct_section *out, cct_error *err);
+
+/* ---- orchestration (cct_decide.c) ---- */
 
 /* Decide with buffers b and fill out (an empty section struct; its arrays are allocated
  * with the cct_section_add_* functions and owned by the caller). */

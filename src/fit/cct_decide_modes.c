@@ -11,11 +11,11 @@
  * group of 4, since it divides the group by its channel count) cannot be told apart from
  * plain calls by the plugin and make no section.
  *
- * A keyed section is built exactly like a plain one (cct_dsec_prepare / cct_dsec_decide, at
- * NCCL's default buffers, where call modes are measured), then kept only when it changes a
- * decision: at some measured size, the plain section's choice for that many bytes, timed in
- * this mode, is slower than the keyed section's choice by more than the tie threshold.
- * Otherwise the plain (ANY) section already serves the mode and the table stays smaller.
+ * A keyed section is built exactly like a plain one (cct_dsec_prepare / cct_dsec_decide in
+ * cct_decide.c, at NCCL's default buffers, where call modes are measured), then kept only when it
+ * changes a decision: at some measured size, the plain section's choice for that many bytes, timed
+ * in this mode, is slower than the keyed section's choice by more than the tie threshold. Otherwise
+ * the plain (ANY) section already serves the mode and the table stays smaller.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -101,14 +101,6 @@ static bool changes_a_decision(const cct_section *keyed, const cct_section *plai
     return false;
 }
 
-static void section_release(cct_section *s)
-{
-    free(s->rules);
-    free(s->models);
-    free(s->penalties);
-    memset(s, 0, sizeof *s);
-}
-
 /* One (collective, topology, key) group: build, compare, append when it matters. */
 static cct_status build_one(cct_point *pts, size_t n, const cct_decide_options *opt,
                             cct_table *table, size_t *emitted, cct_error *err)
@@ -143,19 +135,19 @@ static cct_status build_one(cct_point *pts, size_t n, const cct_decide_options *
     if (st == CCT_OK)
         st = cct_table_check_section(&s, err);
     if (st != CCT_OK) {
-        section_release(&s);
+        cct_section_release(&s);
         return st;
     }
     const cct_section *plain =
         cct_table_find_section(table, s.coll, s.ranks, s.nodes, 1, 0); /* plain calls */
     if (plain && plain->pipe_ops == CCT_ANY && plain->reg_buff == CCT_ANY &&
         !changes_a_decision(&s, plain, pts, n, opt->tie)) {
-        section_release(&s);
+        cct_section_release(&s);
         return CCT_OK;
     }
     cct_section *dst = cct_table_add_section(table, s.coll, s.ranks, s.nodes);
     if (!dst) {
-        section_release(&s);
+        cct_section_release(&s);
         return cct_error_set(err, CCT_ENOMEM, "out of memory");
     }
     *dst = s;
@@ -191,7 +183,7 @@ cct_status cct_build_mode_sections(const cct_point *points, size_t n, const cct_
         st = cct_table_check(table, err);
     if (st != CCT_OK) {
         for (size_t i = keep; i < table->n_sections; i++)
-            section_release(&table->sections[i]);
+            cct_section_release(&table->sections[i]);
         table->n_sections = keep;
         *emitted = 0;
     }

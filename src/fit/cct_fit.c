@@ -415,68 +415,53 @@ void cct_fit_result_destroy(cct_fit_result *r)
     memset(r, 0, sizeof *r);
 }
 
-cct_status cct_fit_obs(cct_obs *o, size_t n, const cct_fit_options *opt, cct_model *model,
-                       cct_fit_result *res, cct_error *err)
+static cct_status check_options(const cct_fit_options *opt, cct_error *err)
 {
-    cct_fit_options def;
-    if (!opt) {
-        cct_fit_options_default(&def);
-        opt = &def;
-    }
     if (opt->max_segments < 1 || opt->max_segments > CCT_MODEL_MAX_SEGMENTS ||
         opt->min_segment_sizes < 2 || !(opt->huber_c > 0.0) || !(opt->rel_floor > 0.0))
         return cct_error_set(err, CCT_EINVAL,
                              "fit options out of range (max_segments 1..%d, min_segment_sizes "
                              ">= 2, huber_c > 0, rel_floor > 0)",
                              CCT_MODEL_MAX_SEGMENTS);
-    cct_obs_sort(o, n);
-    split_ctx x = {.o = o};
-    x.start = malloc(sizeof(size_t) * (n + 1));
-    if (!x.start)
+    return CCT_OK;
+}
+
+/* The distinct sizes of the n sorted observations x->o: x->start and x->m.  Between 2 and
+ * CCT_FIT_MAX_SIZES of them, else an error (and x->start released). */
+static cct_status index_sizes(split_ctx *x, size_t n, cct_error *err)
+{
+    const cct_obs *o = x->o;
+    x->start = malloc(sizeof(size_t) * (n + 1));
+    if (!x->start)
         return cct_error_set(err, CCT_ENOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
         if (i == 0 || o[i].bytes != o[i - 1].bytes)
-            x.start[x.m++] = i;
-    x.start[x.m] = n;
-    if (x.m > CCT_FIT_MAX_SIZES) {
-        free(x.start);
-        return cct_error_set(err, CCT_EINVAL,
-                             "%zu distinct message sizes: the segment search handles at most %d "
-                             "(measure fewer, e.g. powers of two)",
-                             x.m, CCT_FIT_MAX_SIZES);
-    }
-    if (x.m < 2) {
-        free(x.start);
-        return cct_error_set(err, CCT_EINVAL,
-                             "a fit needs at least two distinct message sizes (got %zu point%s "
-                             "at %zu size%s)",
-                             n, n == 1 ? "" : "s", x.m, x.m == 1 ? "" : "s");
-    }
-    x.cost = malloc(sizeof(line) * x.m * x.m);
-    double *tmp = malloc(sizeof(double) * n);
-    if (!x.cost || !tmp) {
-        free(x.start);
-        free(x.cost);
-        free(tmp);
-        return cct_error_set(err, CCT_ENOMEM, "out of memory");
-    }
-    size_t cut[CCT_MODEL_MAX_SEGMENTS];
-    int k = 0;
-    double aic[CCT_MODEL_MAX_SEGMENTS];
-    for (int i = 0; i < CCT_MODEL_MAX_SEGMENTS; i++)
-        aic[i] = NAN;
-
-    /* the noise scale without a model, then Huber at that scale with K by AIC */
-    double s = noise_scale(o, x.start, x.m, tmp);
-    cct_status st = isnan(s) ? CCT_ENOMEM : choose(&x, opt, s, opt->huber_c, cut, &k, aic);
+            x->start[x->m++] = i;
+    x->start[x->m] = n;
+    cct_status st = CCT_OK;
+    if (x->m > CCT_FIT_MAX_SIZES)
+        st = cct_error_set(err, CCT_EINVAL,
+                           "%zu distinct message sizes: the segment search handles at most %d "
+                           "(measure fewer, e.g. powers of two)",
+                           x->m, CCT_FIT_MAX_SIZES);
+    else if (x->m < 2)
+        st = cct_error_set(err, CCT_EINVAL,
+                           "a fit needs at least two distinct message sizes (got %zu point%s "
+                           "at %zu size%s)",
+                           n, n == 1 ? "" : "s", x->m, x->m == 1 ? "" : "s");
     if (st != CCT_OK) {
-        free(x.start);
-        free(x.cost);
-        free(tmp);
-        return cct_error_set(err, st, "out of memory");
+        free(x->start);
+        x->start = NULL;
     }
+    return st;
+}
 
-    cct_model *m = model;
+/* The model of the chosen split into k lines starting at sizes cut[]: its segments, the
+ * breaks between them and the summary fields.  The configuration fields (algorithm,
+ * protocol, channels, buffer sizes) are kept, everything else is overwritten. */
+static void build_model(const split_ctx *x, const size_t *cut, int k, size_t n, cct_model *m)
+{
+    const cct_obs *o = x->o;
     int keep_algo = m->algo, keep_proto = m->proto, keep_ch = m->channels;
     uint64_t keep_b = m->buffsize, keep_l = m->ll_buffsize, keep_l128 = m->ll128_buffsize;
     memset(m, 0, sizeof *m);
@@ -490,12 +475,12 @@ cct_status cct_fit_obs(cct_obs *o, size_t n, const cct_fit_options *opt, cct_mod
     m->kind = k == 1 ? CCT_MODEL_LINEAR : k == 2 ? CCT_MODEL_SEGMENTED : CCT_MODEL_PIECEWISE;
     const line *prev = NULL;
     for (int q = 0; q < k; q++) {
-        size_t last = q + 1 < k ? cut[q + 1] - 1 : x.m - 1;
-        const line *l = &x.cost[cut[q] * x.m + last];
+        size_t last = q + 1 < k ? cut[q + 1] - 1 : x->m - 1;
+        const line *l = &x->cost[cut[q] * x->m + last];
         fill_segment(&m->segments[q], l);
         if (prev)
             m->segments[q].from_bytes =
-                break_between(prev, l, o[x.start[cut[q]] - 1].bytes, o[x.start[cut[q]]].bytes);
+                break_between(prev, l, o[x->start[cut[q]] - 1].bytes, o[x->start[cut[q]]].bytes);
         prev = l;
     }
     m->alpha_us = m->segments[0].alpha_us;
@@ -509,8 +494,14 @@ cct_status cct_fit_obs(cct_obs *o, size_t n, const cct_fit_options *opt, cct_mod
         m->beta2_gbps = m->segments[k - 1].beta_gbps;
     }
     m->n_points = (int)n;
+}
 
-    /* residuals, weighted R^2 (relative, since weights are ~1/y^2), relative errors */
+/* How well model m fits the n observations over n_sizes sizes: sets m->r2 (weighted,
+ * relative, since weights are ~1/y^2) and m->poor_fit, and returns the median, 95th
+ * percentile and largest relative error (tmp: n doubles of scratch). */
+static void assess_model(const cct_obs *o, size_t n, size_t n_sizes, const cct_fit_options *opt,
+                         cct_model *m, double *tmp, double rel[3])
+{
     double sw = 0, swy = 0, ss_res = 0, ss_tot = 0;
     for (size_t i = 0; i < n; i++) {
         double w = 1.0 / (o[i].sig * o[i].sig);
@@ -532,36 +523,87 @@ cct_status cct_fit_obs(cct_obs *o, size_t n, const cct_fit_options *opt, cct_mod
     double med_rel = quantile(tmp, n, 0.5);
     double p95_rel = gsl_stats_quantile_from_sorted_data(tmp, 1, n, 0.95);
     m->poor_fit =
-        (int)x.m < opt->poor_min_sizes || med_rel > opt->poor_median || p95_rel > opt->poor_p95;
+        (int)n_sizes < opt->poor_min_sizes || med_rel > opt->poor_median || p95_rel > opt->poor_p95;
+    rel[0] = med_rel;
+    rel[1] = p95_rel;
+    rel[2] = max_rel;
+}
 
-    if (res) {
-        memset(res, 0, sizeof *res);
-        res->model = *m;
-        res->n = n;
-        res->n_sizes = (int)x.m;
-        res->scale = s;
-        memcpy(res->aic, aic, sizeof aic);
-        res->median_rel_err = med_rel;
-        res->p95_rel_err = p95_rel;
-        res->max_rel_err = max_rel;
-        res->bytes = malloc(sizeof(uint64_t) * n);
-        res->measured_us = malloc(sizeof(double) * n);
-        res->predicted_us = malloc(sizeof(double) * n);
-        res->residual_us = malloc(sizeof(double) * n);
-        res->sigma_us = malloc(sizeof(double) * n);
-        if (!res->bytes || !res->measured_us || !res->predicted_us || !res->residual_us ||
-            !res->sigma_us) {
-            cct_fit_result_destroy(res);
-            st = cct_error_set(err, CCT_ENOMEM, "out of memory");
-        } else {
-            for (size_t i = 0; i < n; i++) {
-                res->bytes[i] = o[i].bytes;
-                res->measured_us[i] = o[i].y;
-                res->predicted_us[i] = cct_model_predict(m, o[i].bytes);
-                res->residual_us[i] = o[i].y - res->predicted_us[i];
-                res->sigma_us[i] = o[i].sig;
-            }
-        }
+/* The full result of a fit: the model, the split's diagnostics and every observation with
+ * its prediction and residual.  On error res is released. */
+static cct_status fill_result(const cct_obs *o, size_t n, size_t n_sizes, double s,
+                              const double *aic, const double rel[3], const cct_model *m,
+                              cct_fit_result *res, cct_error *err)
+{
+    memset(res, 0, sizeof *res);
+    res->model = *m;
+    res->n = n;
+    res->n_sizes = (int)n_sizes;
+    res->scale = s;
+    memcpy(res->aic, aic, sizeof res->aic);
+    res->median_rel_err = rel[0];
+    res->p95_rel_err = rel[1];
+    res->max_rel_err = rel[2];
+    res->bytes = malloc(sizeof(uint64_t) * n);
+    res->measured_us = malloc(sizeof(double) * n);
+    res->predicted_us = malloc(sizeof(double) * n);
+    res->residual_us = malloc(sizeof(double) * n);
+    res->sigma_us = malloc(sizeof(double) * n);
+    if (!res->bytes || !res->measured_us || !res->predicted_us || !res->residual_us ||
+        !res->sigma_us) {
+        cct_fit_result_destroy(res);
+        return cct_error_set(err, CCT_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        res->bytes[i] = o[i].bytes;
+        res->measured_us[i] = o[i].y;
+        res->predicted_us[i] = cct_model_predict(m, o[i].bytes);
+        res->residual_us[i] = o[i].y - res->predicted_us[i];
+        res->sigma_us[i] = o[i].sig;
+    }
+    return CCT_OK;
+}
+
+/* Sort, index the sizes, estimate the noise scale without a model, then choose K and the
+ * split by AIC with Huber at that scale, and build and assess the model. */
+cct_status cct_fit_obs(cct_obs *o, size_t n, const cct_fit_options *opt, cct_model *model,
+                       cct_fit_result *res, cct_error *err)
+{
+    cct_fit_options def;
+    if (!opt) {
+        cct_fit_options_default(&def);
+        opt = &def;
+    }
+    cct_status st = check_options(opt, err);
+    if (st != CCT_OK)
+        return st;
+    cct_obs_sort(o, n);
+    split_ctx x = {.o = o};
+    if ((st = index_sizes(&x, n, err)) != CCT_OK)
+        return st;
+    x.cost = malloc(sizeof(line) * x.m * x.m);
+    double *tmp = malloc(sizeof(double) * n);
+    if (!x.cost || !tmp) {
+        free(x.start);
+        free(x.cost);
+        free(tmp);
+        return cct_error_set(err, CCT_ENOMEM, "out of memory");
+    }
+    size_t cut[CCT_MODEL_MAX_SEGMENTS];
+    int k = 0;
+    double aic[CCT_MODEL_MAX_SEGMENTS];
+    for (int i = 0; i < CCT_MODEL_MAX_SEGMENTS; i++)
+        aic[i] = NAN;
+    double s = noise_scale(o, x.start, x.m, tmp);
+    st = isnan(s) ? CCT_ENOMEM : choose(&x, opt, s, opt->huber_c, cut, &k, aic);
+    if (st != CCT_OK) {
+        st = cct_error_set(err, st, "out of memory");
+    } else {
+        double rel[3];
+        build_model(&x, cut, k, n, model);
+        assess_model(o, n, x.m, opt, model, tmp, rel);
+        if (res)
+            st = fill_result(o, n, x.m, s, aic, rel, model, res, err);
     }
     free(x.start);
     free(x.cost);

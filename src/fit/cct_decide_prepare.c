@@ -1,13 +1,14 @@
 /*
- * cct_decide_prep.c - one section's points made ready for deciding: validated, sorted,
- * grouped into configurations, failed configurations excluded, and every usable
- * configuration fitted.
+ * cct_decide_prepare.c - the first stage of the decision pipeline: one section's points made
+ * ready for deciding (a cct_dsec): validated, sorted, grouped into configurations, failed
+ * configurations excluded, every usable configuration fitted, and the alignment penalties
+ * measured (cct_decide_align.c).
  *
  * Sorting first on every numeric field of a point makes all later work independent of the
  * order the points came in (the determinism contract of cct_decide.h): floating-point sums
  * are then always taken in the same order.  A configuration here is a cct_config without
  * its alignment; its aligned (align 0) OK points feed its model, its other points only the
- * alignment penalties (cct_decide_align.c) and the exclusion test.
+ * alignment penalties and the exclusion test.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -15,23 +16,6 @@
 
 #include "cct_decide_internal.h"
 #include "cct_fit_internal.h"
-
-void cct_decide_options_default(cct_decide_options *opt)
-{
-    memset(opt, 0, sizeof *opt);
-    opt->tie = 0.05;
-    opt->paired_tie = 0.10;
-    opt->channel_tie = 0.25;
-    opt->max_loss_default = 0.02;
-    opt->evidence_z = 2.0;
-    opt->min_band_factor = 2.0;
-    opt->min_band_sizes = 2;
-    opt->ll128_allowed = false;
-    opt->worst_case_align = false;
-    opt->dtype = -1;
-    opt->auto_buffers = true;
-    cct_fit_options_default(&opt->fit);
-}
 
 static int cmp_d(double a, double b)
 {
@@ -67,18 +51,6 @@ static bool same_conf(const cct_config *a, const cct_config *b)
     cct_config x = *a, y = *b;
     x.align = y.align = 0;
     return cct_fit_config_compare(&x, &y) == 0;
-}
-
-void cct_dsec_free(cct_dsec *sec)
-{
-    if (!sec)
-        return;
-    if (sec->conf && sec->n_conf) /* every configuration's pts lies in one block */
-        free(sec->conf[0].pts);
-    free(sec->conf);
-    free(sec->pts);
-    free(sec->pen);
-    memset(sec, 0, sizeof *sec);
 }
 
 static cct_status check_input(const cct_point *points, size_t n, const cct_decide_options *opt,
@@ -245,195 +217,4 @@ cct_status cct_dsec_prepare(const cct_point *points, size_t n, const cct_decide_
     if (st != CCT_OK)
         cct_dsec_free(sec);
     return st;
-}
-
-bool cct_dconf_uses(const cct_dconf *c, const cct_buffers *b)
-{
-    return c->cfg.buffsize == b->buffsize && c->cfg.ll_buffsize == b->ll_buffsize &&
-           c->cfg.ll128_buffsize == b->ll128_buffsize;
-}
-
-/* Index of the first point with size >= bytes (c->n when none). */
-static size_t first_at(const cct_dconf *c, uint64_t bytes)
-{
-    size_t lo = 0, hi = c->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->pts[mid]->bytes < bytes)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-double cct_dconf_time(const cct_dconf *c, uint64_t bytes)
-{
-    if (c->n == 0 || bytes < c->lo || bytes > c->hi)
-        return NAN;
-    size_t lo = first_at(c, bytes);
-    if (lo < c->n && c->pts[lo]->bytes == bytes) {
-        double sum = 0;
-        size_t k = 0;
-        for (size_t i = lo; i < c->n && c->pts[i]->bytes == bytes; i++, k++)
-            sum += c->pts[i]->stats.median_us;
-        return sum / (double)k * c->factor;
-    }
-    if (!c->fitted)
-        return NAN;
-    return cct_model_predict(&c->model, bytes) * c->factor;
-}
-
-bool cct_dconf_measured(const cct_dconf *c, uint64_t bytes, double rel_floor, double *t,
-                        double *rel_se)
-{
-    size_t lo = first_at(c, bytes);
-    double sum = 0.0, var = 0.0;
-    size_t k = 0;
-    for (size_t i = lo; i < c->n && c->pts[i]->bytes == bytes; i++, k++) {
-        const cct_point *p = c->pts[i];
-        double u = cct_fit_sigma(p, rel_floor) / p->stats.median_us;
-        sum += p->stats.median_us;
-        var += u * u;
-    }
-    if (k == 0)
-        return false;
-    *t = sum / (double)k;
-    *rel_se = sqrt(var) / (double)k;
-    return true;
-}
-
-static bool candidate(const cct_dconf *c)
-{
-    return !c->excluded && !c->baseline && c->n > 0;
-}
-
-cct_status cct_dsec_buffers(const cct_dsec *sec, cct_buffers **out, size_t *n, cct_error *err)
-{
-    *out = NULL;
-    *n = 0;
-    cct_buffers *b = malloc(sizeof *b * (sec->n_conf ? sec->n_conf : 1));
-    if (!b)
-        return cct_error_set(err, CCT_ENOMEM, "out of memory");
-    for (size_t i = 0; i < sec->n_conf; i++) {
-        const cct_dconf *c = &sec->conf[i];
-        if (!candidate(c))
-            continue;
-        cct_buffers x = {c->cfg.buffsize, c->cfg.ll_buffsize, c->cfg.ll128_buffsize};
-        bool seen = false;
-        for (size_t k = 0; k < *n && !seen; k++)
-            seen = memcmp(&b[k], &x, sizeof x) == 0;
-        if (!seen)
-            b[(*n)++] = x;
-    }
-    *out = b;
-    return CCT_OK;
-}
-
-void cct_dsec_score_buffers(const cct_dsec *sec, const cct_buffers *b, double *log_loss,
-                            size_t *covered)
-{
-    /* every measured size of a candidate: each configuration's sizes in turn (a size seen
-     * by several configurations counts once per configuration; the weighting is the same
-     * for every b, so the comparison stays fair) */
-    for (size_t i = 0; i < sec->n_conf; i++) {
-        const cct_dconf *ci = &sec->conf[i];
-        if (!candidate(ci))
-            continue;
-        for (size_t p = 0; p < ci->n; p++) {
-            uint64_t bytes = ci->pts[p]->bytes;
-            if (p > 0 && ci->pts[p - 1]->bytes == bytes)
-                continue;
-            double best_any = INFINITY, best_b = INFINITY;
-            for (size_t k = 0; k < sec->n_conf; k++) {
-                const cct_dconf *c = &sec->conf[k];
-                if (!candidate(c))
-                    continue;
-                double t = cct_dconf_time(c, bytes);
-                if (isnan(t))
-                    continue;
-                best_any = t < best_any ? t : best_any;
-                if (cct_dconf_uses(c, b) && t < best_b)
-                    best_b = t;
-            }
-            if (isfinite(best_b)) {
-                *log_loss += log(best_b / best_any);
-                (*covered)++;
-            }
-        }
-    }
-}
-
-/* Paired comparison of buffer setting b against NCCL's default buffers: for every
- * configuration measured under both (same algorithm, protocol, channels) and every size
- * measured under both, add log(t_b / t_default).  Only measured points are compared, so an
- * adaptive search that measured one setting at more sizes than the other cannot bias it. */
-void cct_dsec_pair_buffers(const cct_dsec *sec, const cct_buffers *b, double *sum_log,
-                           size_t *pairs)
-{
-    static const cct_buffers dflt = {0, 0, 0};
-    for (size_t i = 0; i < sec->n_conf; i++) {
-        const cct_dconf *c = &sec->conf[i];
-        if (!candidate(c) || !cct_dconf_uses(c, b))
-            continue;
-        /* each variable sizes one protocol's buffers; a protocol whose buffers did not
-         * change differs between sessions only by session-to-session noise (~10 % seen
-         * over sockets), which must not decide the table's environment */
-        bool affected = (c->cfg.proto == CCT_PROTO_SIMPLE && b->buffsize) ||
-                        (c->cfg.proto == CCT_PROTO_LL && b->ll_buffsize) ||
-                        (c->cfg.proto == CCT_PROTO_LL128 && b->ll128_buffsize);
-        if (!affected)
-            continue;
-        for (size_t k = 0; k < sec->n_conf; k++) {
-            const cct_dconf *d = &sec->conf[k];
-            if (!candidate(d) || !cct_dconf_uses(d, &dflt) || d->cfg.algo != c->cfg.algo ||
-                d->cfg.proto != c->cfg.proto || d->cfg.channels != c->cfg.channels)
-                continue;
-            size_t q = 0;
-            for (size_t p = 0; p < c->n; p++) {
-                uint64_t bytes = c->pts[p]->bytes;
-                while (q < d->n && d->pts[q]->bytes < bytes)
-                    q++;
-                if (q < d->n && d->pts[q]->bytes == bytes && c->pts[p]->stats.median_us > 0 &&
-                    d->pts[q]->stats.median_us > 0) {
-                    *sum_log += log(c->pts[p]->stats.median_us / d->pts[q]->stats.median_us);
-                    (*pairs)++;
-                }
-            }
-        }
-    }
-}
-
-/* Largest size any candidate measured under buffer setting b reaches in this section. */
-uint64_t cct_dsec_buffers_reach(const cct_dsec *sec, const cct_buffers *b)
-{
-    uint64_t hi = 0;
-    for (size_t i = 0; i < sec->n_conf; i++) {
-        const cct_dconf *c = &sec->conf[i];
-        if (candidate(c) && cct_dconf_uses(c, b) && c->hi > hi)
-            hi = c->hi;
-    }
-    return hi;
-}
-
-/* Per protocol, the largest size its candidates reach under b (0: none). */
-void cct_dsec_buffers_reach_proto(const cct_dsec *sec, const cct_buffers *b,
-                                  uint64_t reach[CCT_NUM_PROTOS])
-{
-    for (int p = 0; p < CCT_NUM_PROTOS; p++)
-        reach[p] = 0;
-    for (size_t i = 0; i < sec->n_conf; i++) {
-        const cct_dconf *c = &sec->conf[i];
-        if (candidate(c) && cct_dconf_uses(c, b) && c->cfg.proto >= 0 &&
-            c->cfg.proto < CCT_NUM_PROTOS && c->hi > reach[c->cfg.proto])
-            reach[c->cfg.proto] = c->hi;
-    }
-}
-
-bool cct_dsec_has_candidates(const cct_dsec *sec)
-{
-    for (size_t i = 0; i < sec->n_conf; i++)
-        if (candidate(&sec->conf[i]))
-            return true;
-    return false;
 }

@@ -766,183 +766,258 @@ static bool fine_wanted(const slot *sl, size_t k, const double *rlo, const doubl
     return rlo[k] <= 1.0 || rhi[k] <= 1.0 || (close_lo && far_hi) || (close_hi && far_lo);
 }
 
+/* Everything one session's run allocates, sized for its largest group (every configuration
+ * of one collective in every call mode) and owned here: run_state_init allocates it,
+ * run_state_destroy frees it, whatever the outcome. */
+typedef struct run_state {
+    size_t variants;  /* call modes timed: 1 (out of place), 2 (and in place) */
+    size_t max_group; /* the session's configurations x variants */
+    size_t nz;        /* the plan's sizes */
+    group g;
+    prune_state ps;
+    size_t *order;         /* the sizes in the order they are measured (size_order) */
+    unsigned char *coarse; /* per size: 0 between coarse sizes, 1 coarse, 2 coarse + misaligned */
+    double *cratio;        /* per size and slot: what a coarse size taught (record_coarse) */
+    bool *ctwin;
+    cct_point *stored; /* rank 0: what the run already holds (resume, restart) */
+    size_t n_stored;
+} run_state;
+
+static void run_state_destroy(run_state *r)
+{
+    free(r->order);
+    free(r->coarse);
+    free(r->cratio);
+    free(r->ctwin);
+    free(r->stored);
+    free(r->ps.dead);
+    free(r->ps.strikes);
+    free(r->ps.last_ratio);
+    free(r->ps.first_best);
+    free(r->ps.tbest);
+    free(r->ps.rest);
+    free(r->ps.prev);
+    free(r->g.slots);
+    free(r->g.sample_pool);
+    free(r->g.scratch);
+    free(r->g.uscratch);
+}
+
+/* In a session with other buffer sizes, the protocol those buffers serve is never cut short
+ * (cutting Simple at NCCL_BUFFSIZE=1M left the table nothing to serve the large sizes with);
+ * the others are pruned as anywhere. */
+static int kept_proto_of(const cct_session *sess)
+{
+    if (sess->buffsize)
+        return CCT_PROTO_SIMPLE;
+    if (sess->ll_buffsize)
+        return CCT_PROTO_LL;
+    if (sess->ll128_buffsize)
+        return CCT_PROTO_LL128;
+    return -1;
+}
+
+/* Allocates r for session s (r is destroyed by the caller on any outcome); then, for the
+ * adaptive schedule, loads what the run already stored and whether its links are quiet, and
+ * orders the sizes. */
+static cct_status run_state_init(run_state *r, cct_schedule *s, size_t max_group, cct_error *err)
+{
+    const cct_plan *plan = s->plan;
+    memset(r, 0, sizeof *r);
+    r->variants = s->opts.time_in_place ? 2 : 1;
+    r->max_group = max_group;
+    group *g = &r->g;
+    g->per_slot_cap = (size_t)s->opts.cycles * (size_t)(s->opts.max_remeasure + 1);
+    g->slots = calloc(max_group, sizeof *g->slots);
+    g->sample_pool = calloc(max_group * g->per_slot_cap, sizeof *g->sample_pool);
+    size_t scratch_n = max_group * g->per_slot_cap + 8 * max_group;
+    g->scratch = calloc(scratch_n, sizeof *g->scratch);
+    g->uscratch = calloc(3 * max_group, sizeof *g->uscratch);
+    size_t nz = r->nz = plan->n_sizes;
+    r->order = calloc(nz ? nz : 1, sizeof *r->order);
+    r->coarse = calloc(nz ? nz : 1, sizeof *r->coarse);
+    r->cratio = calloc(nz * max_group + 1, sizeof *r->cratio);
+    r->ctwin = calloc(nz * max_group + 1, sizeof *r->ctwin);
+    prune_state *ps = &r->ps;
+    ps->dead = calloc(max_group, sizeof(bool));
+    ps->strikes = calloc(max_group, sizeof(int));
+    ps->last_ratio = calloc(max_group, sizeof(double));
+    ps->first_best = calloc(max_group, sizeof(double));
+    ps->tbest = calloc(max_group, sizeof(double));
+    ps->rest = calloc(max_group, sizeof(int));
+    ps->prev = calloc(3 * max_group, sizeof(double));
+    ps->kept_proto = kept_proto_of(&plan->sessions[s->session]);
+    ps->quiet = false;
+    if (!g->slots || !g->sample_pool || !g->scratch || !g->uscratch || !ps->dead || !ps->strikes ||
+        !ps->last_ratio || !ps->first_best || !ps->tbest || !ps->rest || !ps->prev || !r->order ||
+        !r->coarse || !r->cratio || !r->ctwin)
+        return cct_error_set(err, CCT_ENOMEM, "out of memory for %zu configurations", max_group);
+    cct_status st;
+    if (s->opts.adaptive && s->store &&
+        (st = cct_store_load_points(s->store, &s->run_id, 1, &r->stored, &r->n_stored, err)) !=
+            CCT_OK)
+        return st;
+    if (s->opts.adaptive && (st = links_quiet(s, &ps->quiet, err)) != CCT_OK)
+        return st;
+    size_order(plan, &s->opts, r->order, r->coarse);
+    return CCT_OK;
+}
+
+/* A new collective starts with nothing struck and nothing learnt at any size. */
+static void reset_collective(run_state *r)
+{
+    size_t max_group = r->max_group;
+    prune_state *ps = &r->ps;
+    memset(ps->dead, 0, max_group * sizeof(bool));
+    memset(ps->strikes, 0, max_group * sizeof(int));
+    memset(ps->rest, 0, max_group * sizeof(int));
+    memset(ps->prev, 0, 3 * max_group * sizeof(double));
+    for (size_t k = 0; k < max_group; k++)
+        ps->last_ratio[k] = ps->first_best[k] = NAN;
+    for (size_t i = 0; i < r->nz * max_group; i++) {
+        r->cratio[i] = NAN;
+        r->ctwin[i] = false;
+    }
+}
+
+/* Fills the group with every configuration of collective coll in the session, in each call
+ * mode, at size zi; the slot order is the same at every size. */
+static void fill_group(const cct_schedule *s, run_state *r, int coll, size_t zi)
+{
+    const cct_plan *plan = s->plan;
+    const cct_session *sess = &plan->sessions[s->session];
+    group *g = &r->g;
+    g->n = 0;
+    for (size_t k = 0; k < sess->n_configs; k++) {
+        const cct_config *cfg = &plan->configs[sess->first_config + k];
+        if (cfg->coll != coll)
+            continue;
+        for (size_t v = 0; v < r->variants; v++) {
+            slot *sl = &g->slots[g->n];
+            sl->cfg = cfg;
+            sl->bytes = cct_plan_effective_bytes(cfg, plan->sizes[zi]);
+            sl->in_place = v == 1;
+            reset_slot(sl, g->sample_pool + g->n * g->per_slot_cap);
+            g->n++;
+        }
+    }
+}
+
+/* Adaptive: marks skipped the slots not measured at size zi -- struck, resting or a
+ * misaligned variant off its sizes at a coarse size, not wanted by fine_wanted between
+ * coarse sizes -- and returns how many it marked. */
+static size_t prune_group(const cct_schedule *s, run_state *r, size_t zi)
+{
+    group *g = &r->g;
+    prune_state *ps = &r->ps;
+    const unsigned char *coarse = r->coarse;
+    size_t lo = zi, hi = zi;
+    while (!coarse[lo])
+        lo--; /* the smallest and the largest size are coarse */
+    while (!coarse[hi])
+        hi++;
+    const double *rlo = r->cratio + lo * r->max_group, *rhi = r->cratio + hi * r->max_group;
+    const bool *tlo = r->ctwin + lo * r->max_group, *thi = r->ctwin + hi * r->max_group;
+    bool pruned[4096] = {false};
+    for (size_t k = 0; k < g->n; k++) {
+        bool rested = coarse[zi] && ps->rest[k] > 0;
+        if (rested)
+            ps->rest[k]--; /* measured again when it reaches 0 */
+        pruned[k] = coarse[zi] ? ps->dead[k] || rested || (g->slots[k].cfg->align && coarse[zi] < 2)
+                               : !fine_wanted(&g->slots[k], k, rlo, rhi, tlo, thi, &s->opts,
+                                              ps->kept_proto, ps->quiet);
+    }
+    size_t pruned_now = 0;
+    for (size_t k = 0; k < g->n; k++) {
+        /* a misaligned variant is compared with its aligned sibling at the same size:
+         * without it the point says nothing */
+        size_t sib = aligned_sibling(g, k);
+        if (sib != SIZE_MAX && pruned[sib])
+            pruned[k] = true;
+        if (pruned[k] && !g->slots[k].skip) {
+            g->slots[k].skip = true; /* dominated: not measured at this size */
+            pruned_now++;
+        }
+    }
+    return pruned_now;
+}
+
+/* Adaptive, after a coarse size zi: strike and rest what it showed slower (prune_update) and
+ * keep what it taught for the sizes between (record_coarse). */
+static void learn_coarse(cct_schedule *s, run_state *r, size_t zi)
+{
+    if (!s->opts.adaptive || !r->coarse[zi])
+        return;
+    uint64_t next_coarse[REST_MAX + 1] = {0}; /* the coarse sizes after this one */
+    for (size_t z = zi + 1, m = 0; z < r->nz && m < REST_MAX; z++)
+        if (r->coarse[z])
+            next_coarse[m++] = s->plan->sizes[z];
+    prune_update(s, &r->g, &r->ps, next_coarse);
+    record_coarse(&r->g, &r->ps, r->cratio + zi * r->max_group, r->ctwin + zi * r->max_group);
+}
+
+/* One group: collective coll at size zi -- what is stored or pruned is skipped, the rest
+ * verified, warmed up, timed and stored; then what it taught the adaptive schedule. */
+static cct_status run_size(cct_schedule *s, run_state *r, int coll, size_t zi, cct_error *err)
+{
+    group *g = &r->g;
+    fill_group(s, r, coll, zi);
+    if (g->n == 0)
+        return CCT_OK;
+    cct_status st;
+    if ((st = skip_mask(s, g, r->stored, r->n_stored, err)) != CCT_OK)
+        return st;
+    size_t pruned_now = s->opts.adaptive ? prune_group(s, r, zi) : 0;
+    s->points_pruned += pruned_now;
+    size_t todo = 0;
+    for (size_t k = 0; k < g->n; k++)
+        todo += !g->slots[k].skip;
+    s->points_skipped += g->n - todo - pruned_now;
+    if (todo == 0) {
+        /* everything here was stored before (a resume or restart): the stored times
+         * still decide what an uninterrupted run would have pruned by now */
+        learn_coarse(s, r, zi);
+        return CCT_OK;
+    }
+    if ((st = verify_group(s, g, err)) != CCT_OK)
+        return st;
+    if ((st = warm_group(s, g, err)) != CCT_OK)
+        return st;
+    if ((st = time_group(s, g, err)) != CCT_OK)
+        return st;
+    if ((st = store_group(s, g, err)) != CCT_OK)
+        return st;
+    learn_coarse(s, r, zi);
+    if (s->progress) {
+        char what[96], b[32];
+        snprintf(what, sizeof what, "%s %s", cct_coll_name(coll),
+                 cct_format_bytes(s->plan->sizes[zi], b, sizeof b));
+        s->progress(s->progress_arg, s->points_done + s->points_skipped + s->points_pruned,
+                    s->points_total, what);
+    }
+    return CCT_OK;
+}
+
 cct_status cct_schedule_run(cct_schedule *s, cct_error *err)
 {
     const cct_plan *plan = s->plan;
     const cct_session *sess = &plan->sessions[s->session];
     if (s->opts.cycles < 1 || s->opts.max_iters < 1)
         return cct_error_set(err, CCT_EINVAL, "cycles and iterations must be at least 1");
-    size_t variants = s->opts.time_in_place ? 2 : 1;
-    size_t max_group = sess->n_configs * variants;
+    size_t max_group = sess->n_configs * (s->opts.time_in_place ? 2 : 1);
     if (max_group > 4096)
         return cct_error_set(err, CCT_EINVAL,
                              "a session has %zu configurations x variants; at most 4096 are "
                              "supported (narrow the space)",
                              max_group);
     s->points_total = cct_schedule_count_points(plan, s->session, s->opts.time_in_place);
-    /* In a session with other buffer sizes, the protocol those buffers serve is never cut
-     * short (cutting Simple at NCCL_BUFFSIZE=1M left the table nothing to serve the large
-     * sizes with); the others are pruned as anywhere. */
-    bool adaptive = s->opts.adaptive;
-    group g;
-    memset(&g, 0, sizeof g);
-    g.per_slot_cap = (size_t)s->opts.cycles * (size_t)(s->opts.max_remeasure + 1);
-    g.slots = calloc(max_group, sizeof *g.slots);
-    g.sample_pool = calloc(max_group * g.per_slot_cap, sizeof *g.sample_pool);
-    size_t scratch_n = max_group * g.per_slot_cap + 8 * max_group;
-    g.scratch = calloc(scratch_n, sizeof *g.scratch);
-    g.uscratch = calloc(3 * max_group, sizeof *g.uscratch);
-    size_t nz = plan->n_sizes;
-    size_t *order = calloc(nz ? nz : 1, sizeof *order);
-    unsigned char *coarse = calloc(nz ? nz : 1, sizeof *coarse);
-    double *cratio = calloc(nz * max_group + 1, sizeof *cratio); /* per size and slot */
-    bool *ctwin = calloc(nz * max_group + 1, sizeof *ctwin);
-    prune_state ps = {calloc(max_group, sizeof(bool)),
-                      calloc(max_group, sizeof(int)),
-                      calloc(max_group, sizeof(double)),
-                      calloc(max_group, sizeof(double)),
-                      calloc(max_group, sizeof(double)),
-                      -1,
-                      calloc(max_group, sizeof(int)),
-                      calloc(3 * max_group, sizeof(double)),
-                      false};
-    if (sess->buffsize)
-        ps.kept_proto = CCT_PROTO_SIMPLE;
-    else if (sess->ll_buffsize)
-        ps.kept_proto = CCT_PROTO_LL;
-    else if (sess->ll128_buffsize)
-        ps.kept_proto = CCT_PROTO_LL128;
-    cct_status st = CCT_OK;
-    cct_point *stored = NULL; /* rank 0: what the run already holds (resume, restart) */
-    size_t n_stored = 0;
-    if (!g.slots || !g.sample_pool || !g.scratch || !g.uscratch || !ps.dead || !ps.strikes ||
-        !ps.last_ratio || !ps.first_best || !ps.tbest || !ps.rest || !ps.prev || !order ||
-        !coarse || !cratio || !ctwin) {
-        st = cct_error_set(err, CCT_ENOMEM, "out of memory for %zu configurations", max_group);
-        goto done;
-    }
-    if (adaptive && s->store &&
-        (st = cct_store_load_points(s->store, &s->run_id, 1, &stored, &n_stored, err)) != CCT_OK)
-        goto done;
-    if (adaptive && (st = links_quiet(s, &ps.quiet, err)) != CCT_OK)
-        goto done;
-    size_order(plan, &s->opts, order, coarse);
+    run_state r;
+    cct_status st = run_state_init(&r, s, max_group, err);
     for (size_t ci = 0; ci < plan->space.n_colls && st == CCT_OK; ci++) {
-        int coll = plan->space.colls[ci];
-        memset(ps.dead, 0, max_group * sizeof(bool));
-        memset(ps.strikes, 0, max_group * sizeof(int));
-        memset(ps.rest, 0, max_group * sizeof(int));
-        memset(ps.prev, 0, 3 * max_group * sizeof(double));
-        for (size_t k = 0; k < max_group; k++)
-            ps.last_ratio[k] = ps.first_best[k] = NAN;
-        for (size_t i = 0; i < nz * max_group; i++) {
-            cratio[i] = NAN;
-            ctwin[i] = false;
-        }
-        for (size_t oi = 0; oi < nz && st == CCT_OK; oi++) {
-            size_t zi = order[oi], lo = zi, hi = zi;
-            while (!coarse[lo])
-                lo--; /* the smallest and the largest size are coarse */
-            while (!coarse[hi])
-                hi++;
-            uint64_t next_coarse[REST_MAX + 1] = {0}; /* the coarse sizes after this one */
-            for (size_t z = zi + 1, m = 0; coarse[zi] && z < nz && m < REST_MAX; z++)
-                if (coarse[z])
-                    next_coarse[m++] = plan->sizes[z];
-            g.n = 0;
-            for (size_t k = 0; k < sess->n_configs; k++) {
-                const cct_config *cfg = &plan->configs[sess->first_config + k];
-                if (cfg->coll != coll)
-                    continue;
-                for (size_t v = 0; v < variants; v++) {
-                    slot *sl = &g.slots[g.n];
-                    sl->cfg = cfg;
-                    sl->bytes = cct_plan_effective_bytes(cfg, plan->sizes[zi]);
-                    sl->in_place = v == 1;
-                    reset_slot(sl, g.sample_pool + g.n * g.per_slot_cap);
-                    g.n++;
-                }
-            }
-            if (g.n == 0)
-                continue;
-            if ((st = skip_mask(s, &g, stored, n_stored, err)) != CCT_OK)
-                break;
-            size_t pruned_now = 0;
-            const double *rlo = cratio + lo * max_group, *rhi = cratio + hi * max_group;
-            const bool *tlo = ctwin + lo * max_group, *thi = ctwin + hi * max_group;
-            bool pruned[4096] = {false};
-            if (adaptive)
-                for (size_t k = 0; k < g.n; k++) {
-                    bool rested = coarse[zi] && ps.rest[k] > 0;
-                    if (rested)
-                        ps.rest[k]--; /* measured again when it reaches 0 */
-                    pruned[k] = coarse[zi] ? ps.dead[k] || rested ||
-                                                 (g.slots[k].cfg->align && coarse[zi] < 2)
-                                           : !fine_wanted(&g.slots[k], k, rlo, rhi, tlo, thi,
-                                                          &s->opts, ps.kept_proto, ps.quiet);
-                }
-            for (size_t k = 0; adaptive && k < g.n; k++) {
-                /* a misaligned variant is compared with its aligned sibling at the same size:
-                 * without it the point says nothing */
-                size_t sib = aligned_sibling(&g, k);
-                if (sib != SIZE_MAX && pruned[sib])
-                    pruned[k] = true;
-                if (pruned[k] && !g.slots[k].skip) {
-                    g.slots[k].skip = true; /* dominated: not measured at this size */
-                    pruned_now++;
-                }
-            }
-            s->points_pruned += pruned_now;
-            size_t todo = 0;
-            for (size_t k = 0; k < g.n; k++)
-                todo += !g.slots[k].skip;
-            s->points_skipped += g.n - todo - pruned_now;
-            if (todo == 0) {
-                /* everything here was stored before (a resume or restart): the stored times
-                 * still decide what an uninterrupted run would have pruned by now */
-                if (adaptive && coarse[zi]) {
-                    prune_update(s, &g, &ps, next_coarse);
-                    record_coarse(&g, &ps, cratio + zi * max_group, ctwin + zi * max_group);
-                }
-                continue;
-            }
-            if ((st = verify_group(s, &g, err)) != CCT_OK)
-                break;
-            if ((st = warm_group(s, &g, err)) != CCT_OK)
-                break;
-            if ((st = time_group(s, &g, err)) != CCT_OK)
-                break;
-            if ((st = store_group(s, &g, err)) != CCT_OK)
-                break;
-            if (adaptive && coarse[zi]) {
-                prune_update(s, &g, &ps, next_coarse);
-                record_coarse(&g, &ps, cratio + zi * max_group, ctwin + zi * max_group);
-            }
-            if (s->progress) {
-                char what[96], b[32];
-                snprintf(what, sizeof what, "%s %s", cct_coll_name(coll),
-                         cct_format_bytes(plan->sizes[zi], b, sizeof b));
-                s->progress(s->progress_arg, s->points_done + s->points_skipped + s->points_pruned,
-                            s->points_total, what);
-            }
-        }
+        reset_collective(&r);
+        for (size_t oi = 0; oi < r.nz && st == CCT_OK; oi++)
+            st = run_size(s, &r, plan->space.colls[ci], r.order[oi], err);
     }
-done:
-    free(order);
-    free(coarse);
-    free(cratio);
-    free(ctwin);
-    free(stored);
-    free(ps.dead);
-    free(ps.strikes);
-    free(ps.last_ratio);
-    free(ps.first_best);
-    free(ps.tbest);
-    free(ps.rest);
-    free(ps.prev);
-    free(g.slots);
-    free(g.sample_pool);
-    free(g.scratch);
-    free(g.uscratch);
+    run_state_destroy(&r);
     return st;
 }

@@ -249,7 +249,21 @@ static cct_status evaluate(const char *const *paths, size_t n_paths, const cct_n
     return st;
 }
 
-int cct_cmd_calibrate(int argc, char **argv)
+/* The command line of one calibrate. */
+typedef struct calib_args {
+    const char *logs[CCT_CALIB_MAX_TOPOS]; /* --nccl-log */
+    size_t n_logs;
+    const char *evals[MAX_STORES]; /* --eval */
+    size_t n_evals;
+    char **stores; /* the STORE words of argv */
+    size_t n_stores;
+    const char *out_path, *in_table, *note;
+    int cc; /* --cc; 0: the store's */
+    cct_calib_options opt;
+} calib_args;
+
+/* CCT_EXIT_OK to go on, -1 after --help, else the exit status of a usage error. */
+static int parse_args(int argc, char **argv, calib_args *a)
 {
     static const struct option opts[] = {{"nccl-log", required_argument, NULL, 'L'},
                                          {"output", required_argument, NULL, 'o'},
@@ -262,14 +276,8 @@ int cct_cmd_calibrate(int argc, char **argv)
                                          {"no-refine", no_argument, NULL, 'R'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    const char *logs[CCT_CALIB_MAX_TOPOS];
-    size_t n_logs = 0;
-    const char *evals[MAX_STORES];
-    size_t n_evals = 0;
-    const char *out_path = NULL, *in_table = NULL, *note = NULL;
-    int cc = 0;
-    cct_calib_options opt;
-    cct_calib_options_default(&opt);
+    memset(a, 0, sizeof *a);
+    cct_calib_options_default(&a->opt);
     optind = 1;
     opterr = 0;
     int c;
@@ -277,142 +285,171 @@ int cct_cmd_calibrate(int argc, char **argv)
         cct_error perr;
         switch (c) {
         case 'L':
-            if (n_logs >= CCT_CALIB_MAX_TOPOS)
+            if (a->n_logs >= CCT_CALIB_MAX_TOPOS)
                 return cct_cli_usage_error("calibrate", "at most %d --nccl-log flags",
                                            CCT_CALIB_MAX_TOPOS);
-            logs[n_logs++] = optarg;
+            a->logs[a->n_logs++] = optarg;
             break;
         case 'o':
-            out_path = optarg;
+            a->out_path = optarg;
             break;
         case 'T':
-            in_table = optarg;
+            a->in_table = optarg;
             break;
         case 'F':
-            if (cct_parse_list("--fit-ranks", optarg, CCT_CALIB_MAX_TOPOS, add_fit_ranks, &opt,
+            if (cct_parse_list("--fit-ranks", optarg, CCT_CALIB_MAX_TOPOS, add_fit_ranks, &a->opt,
                                &perr) != CCT_OK)
                 return cct_cli_usage_error("calibrate", "%s", perr.msg);
             break;
         case 't':
-            if (cct_parse_flag_fraction("--tie", optarg, &opt.tie, &perr) != CCT_OK)
+            if (cct_parse_flag_fraction("--tie", optarg, &a->opt.tie, &perr) != CCT_OK)
                 return cct_cli_usage_error("calibrate", "%s", perr.msg);
             break;
         case 'c':
-            cc = cct_cc_parse(optarg);
-            if (cc <= 0)
+            a->cc = cct_cc_parse(optarg);
+            if (a->cc <= 0)
                 return cct_cli_usage_error("calibrate",
                                            "--cc: '%s' is not a compute capability (X.Y)", optarg);
             break;
         case 'n':
-            note = optarg;
+            a->note = optarg;
             break;
         case 'E':
-            if (n_evals >= MAX_STORES)
+            if (a->n_evals >= MAX_STORES)
                 return cct_cli_usage_error("calibrate", "at most %d --eval stores", MAX_STORES);
-            evals[n_evals++] = optarg;
+            a->evals[a->n_evals++] = optarg;
             break;
         case 'R':
-            opt.refine = false;
+            a->opt.refine = false;
             break;
         case 'h':
             help(stdout);
-            return CCT_EXIT_OK;
+            return -1;
         default:
             return cct_cli_flag_error("calibrate", c, argv);
         }
     }
-    size_t n_stores = (size_t)(argc - optind);
-    if (n_stores == 0)
+    a->stores = argv + optind;
+    a->n_stores = (size_t)(argc - optind);
+    if (a->n_stores == 0)
         return cct_cli_usage_error("calibrate", "no STORE given");
-    if (n_stores > MAX_STORES)
+    if (a->n_stores > MAX_STORES)
         return cct_cli_usage_error("calibrate", "at most %d stores", MAX_STORES);
-    if (!out_path)
+    if (!a->out_path)
         return cct_cli_usage_error("calibrate", "-o OUT.yaml is required");
+    return CCT_EXIT_OK;
+}
 
-    cct_error err;
-    cct_point *points = NULL;
-    size_t n_points = 0;
+/* What the fit is given: the stores' points (owned; freed by the command), the first
+ * fingerprint found and the latest run's time, the compute capability and the topologies. */
+typedef struct calib_input {
+    cct_point *points;
+    size_t n_points;
     cct_store_fingerprint fp;
-    memset(&fp, 0, sizeof fp);
-    bool have_fp = false;
-    char created[32] = "";
-    for (size_t i = 0; i < n_stores; i++)
-        if (load_store(argv[optind + (int)i], &points, &n_points, &fp, &have_fp, created,
-                       sizeof created, &err) != CCT_OK) {
-            free(points);
-            return cct_cli_fail("calibrate", "%s", err.msg);
-        }
-    if (n_points == 0) {
-        free(points);
-        return cct_cli_fail("calibrate", "the stores hold no points");
-    }
-    if (cc <= 0)
-        cc = fp.cc;
-    if (cc <= 0) {
-        free(points);
-        return cct_cli_fail("calibrate", "the stores do not record the GPU's compute capability: "
-                                         "pass --cc X.Y");
-    }
+    bool have_fp;
+    char created[32];
+    int cc;
     cct_nccl_topo topos[CCT_CALIB_MAX_TOPOS];
-    size_t n_topos = n_logs;
-    if (n_logs == 0) {
-        cct_status st = stored_topos(argv + optind, n_stores, cc, topos, &n_topos, &err);
-        if (st != CCT_OK) {
-            free(points);
-            return cct_cli_fail("calibrate", "%s", err.msg);
-        }
-    }
-    for (size_t i = 0; i < n_logs; i++) {
+    size_t n_topos;
+} calib_input;
+
+/* The topology of each --nccl-log, or without one those stored with the runs. */
+static int load_topos(const calib_args *a, calib_input *in)
+{
+    cct_error err;
+    in->n_topos = a->n_logs;
+    if (a->n_logs == 0 &&
+        stored_topos(a->stores, a->n_stores, in->cc, in->topos, &in->n_topos, &err) != CCT_OK)
+        return cct_cli_fail("calibrate", "%s", err.msg);
+    cct_nccl_topo *topos = in->topos;
+    for (size_t i = 0; i < a->n_logs; i++) {
         cct_nccl_log *log = malloc(sizeof *log);
-        if (!log || cct_nccl_log_load(logs[i], log, &err) != CCT_OK) {
+        if (!log || cct_nccl_log_load(a->logs[i], log, &err) != CCT_OK) {
             free(log);
-            free(points);
             return cct_cli_fail("calibrate", "%s", log ? err.msg : "out of memory");
         }
         topos[i] = log->topo;
-        topos[i].cc = cc;
+        topos[i].cc = in->cc;
         free(log);
         for (size_t j = 0; j < i; j++)
-            if (topos[j].n_ranks == topos[i].n_ranks && topos[j].n_nodes == topos[i].n_nodes) {
-                free(points);
+            if (topos[j].n_ranks == topos[i].n_ranks && topos[j].n_nodes == topos[i].n_nodes)
                 return cct_cli_fail("calibrate", "%s and %s both describe %d ranks on %d nodes",
-                                    logs[j], logs[i], topos[i].n_ranks, topos[i].n_nodes);
-            }
+                                    a->logs[j], a->logs[i], topos[i].n_ranks, topos[i].n_nodes);
     }
-    cct_calib_result *res = malloc(sizeof *res);
-    if (!res) {
-        free(points);
-        return cct_cli_fail("calibrate", "out of memory");
-    }
-    cct_status st = cct_calibrate(points, n_points, topos, n_topos, &opt, res, &err);
-    free(points);
-    if (st != CCT_OK) {
-        free(res);
-        return cct_cli_fail("calibrate", "%s", err.msg);
-    }
-    report(res, opt.tie);
-    if (n_evals > 0) {
-        st = evaluate(evals, n_evals, topos, n_logs, res, &opt, &err);
-        if (st != CCT_OK) {
-            free(res);
+    return CCT_EXIT_OK;
+}
+
+/* Loads every store's points, settles the compute capability and reads the topologies. */
+static int load_input(const calib_args *a, calib_input *in)
+{
+    memset(in, 0, sizeof *in);
+    cct_error err;
+    for (size_t i = 0; i < a->n_stores; i++)
+        if (load_store(a->stores[i], &in->points, &in->n_points, &in->fp, &in->have_fp, in->created,
+                       sizeof in->created, &err) != CCT_OK)
             return cct_cli_fail("calibrate", "%s", err.msg);
-        }
-    }
+    if (in->n_points == 0)
+        return cct_cli_fail("calibrate", "the stores hold no points");
+    in->cc = a->cc > 0 ? a->cc : in->fp.cc;
+    if (in->cc <= 0)
+        return cct_cli_fail("calibrate", "the stores do not record the GPU's compute capability: "
+                                         "pass --cc X.Y");
+    return load_topos(a, in);
+}
+
+/* Writes the fitted constants into --table's table, or into a new constants-only one. */
+static cct_status write_table(const calib_args *a, const calib_input *in,
+                              const cct_calib_result *res, cct_error *err)
+{
     cct_table table;
-    if (in_table)
-        st = cct_table_load_file(in_table, &table, &err);
+    cct_status st;
+    if (a->in_table)
+        st = cct_table_load_file(a->in_table, &table, err);
     else {
         cct_table_init(&table);
-        st = fill_new_table(&table, &fp, cc, created, note, &err);
+        st = fill_new_table(&table, &in->fp, in->cc, in->created, a->note, err);
     }
     if (st == CCT_OK) {
         table.constants = res->constants;
-        st = cct_table_save(&table, out_path, &err);
+        st = cct_table_save(&table, a->out_path, err);
     }
     cct_table_destroy(&table); /* empty after a failed load: safe */
+    return st;
+}
+
+/* Fits, reports (and scores on --eval), then writes the table. */
+static int fit_and_write(const calib_args *a, const calib_input *in)
+{
+    cct_error err;
+    cct_calib_result *res = malloc(sizeof *res);
+    if (!res)
+        return cct_cli_fail("calibrate", "out of memory");
+    cct_status st =
+        cct_calibrate(in->points, in->n_points, in->topos, in->n_topos, &a->opt, res, &err);
+    if (st == CCT_OK) {
+        report(res, a->opt.tie);
+        if (a->n_evals > 0)
+            st = evaluate(a->evals, a->n_evals, in->topos, a->n_logs, res, &a->opt, &err);
+    }
+    if (st == CCT_OK)
+        st = write_table(a, in, res, &err);
     free(res);
     if (st != CCT_OK)
         return cct_cli_fail("calibrate", "%s", err.msg);
-    fprintf(stderr, "ccltune calibrate: wrote %s\n", out_path);
+    fprintf(stderr, "ccltune calibrate: wrote %s\n", a->out_path);
     return CCT_EXIT_OK;
+}
+
+int cct_cmd_calibrate(int argc, char **argv)
+{
+    calib_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc != CCT_EXIT_OK)
+        return rc < 0 ? CCT_EXIT_OK : rc;
+    calib_input in;
+    rc = load_input(&a, &in);
+    if (rc == CCT_EXIT_OK)
+        rc = fit_and_write(&a, &in);
+    free(in.points);
+    return rc;
 }

@@ -42,7 +42,16 @@ static void help(FILE *out)
             "the writing failed, 2 usage error.\n");
 }
 
-int cct_cmd_fit(int argc, char **argv)
+/* The command line of one fit. */
+typedef struct fit_args {
+    const char *store_path;
+    const char *out_path; /* NULL: stdout */
+    bool accuracy;
+    cct_fit_table_options fo;
+} fit_args;
+
+/* CCT_EXIT_OK to go on, -1 after --help, else the exit status of a usage error. */
+static int parse_args(int argc, char **argv, fit_args *a)
 {
     static const cct_enum_name ll128_names[] = {{"auto", -1}, {"yes", 1}, {"no", 0}, {NULL, 0}};
     static const struct option opts[] = {
@@ -53,10 +62,11 @@ int cct_cmd_fit(int argc, char **argv)
         {"accuracy", no_argument, NULL, 'a'},       {"cc", required_argument, NULL, 'c'},
         {"include-failed", no_argument, NULL, 'F'}, {"help", no_argument, NULL, 'h'},
         {"argmin", no_argument, NULL, 'm'},         {NULL, 0, NULL, 0}};
-    const char *store_path = "measurements.db", *out_path = NULL;
-    bool accuracy = false;
-    cct_fit_table_options fo;
-    cct_fit_table_options_default(&fo);
+    a->store_path = "measurements.db";
+    a->out_path = NULL;
+    a->accuracy = false;
+    cct_fit_table_options *fo = &a->fo;
+    cct_fit_table_options_default(fo);
     optind = 1;
     opterr = 0;
     int c;
@@ -65,128 +75,156 @@ int cct_cmd_fit(int argc, char **argv)
         cct_error perr;
         switch (c) {
         case 's':
-            store_path = optarg;
+            a->store_path = optarg;
             break;
         case 'r':
             if (cct_parse_flag_long("--run", optarg, 1, 0x7fffffffL, &v, &perr) != CCT_OK)
                 return cct_cli_usage_error("fit", "%s", perr.msg);
-            if (fo.n_runs >= CCT_FIT_MAX_RUNS)
+            if (fo->n_runs >= CCT_FIT_MAX_RUNS)
                 return cct_cli_usage_error("fit", "at most %d --run flags", CCT_FIT_MAX_RUNS);
-            fo.runs[fo.n_runs++] = v;
+            fo->runs[fo->n_runs++] = v;
             break;
         case 'o':
-            out_path = optarg;
+            a->out_path = optarg;
             break;
         case 't':
-            if (cct_parse_flag_fraction("--tie", optarg, &fo.decide.tie, &perr) != CCT_OK)
+            if (cct_parse_flag_fraction("--tie", optarg, &fo->decide.tie, &perr) != CCT_OK)
                 return cct_cli_usage_error("fit", "%s", perr.msg);
             break;
         case 'b':
-            if (cct_parse_flag_double("--min-band", optarg, 1.0, 1024.0, &fo.decide.min_band_factor,
-                                      &perr) != CCT_OK)
+            if (cct_parse_flag_double("--min-band", optarg, 1.0, 1024.0,
+                                      &fo->decide.min_band_factor, &perr) != CCT_OK)
                 return cct_cli_usage_error("fit", "%s", perr.msg);
             break;
         case 'w':
-            fo.decide.worst_case_align = true;
+            fo->decide.worst_case_align = true;
             break;
         case 'l':
-            if (cct_parse_enum("--ll128", optarg, ll128_names, &fo.ll128, &perr) != CCT_OK)
+            if (cct_parse_enum("--ll128", optarg, ll128_names, &fo->ll128, &perr) != CCT_OK)
                 return cct_cli_usage_error("fit", "%s", perr.msg);
             break;
         case 'n':
-            fo.note = optarg;
+            fo->note = optarg;
             break;
         case 'a':
-            accuracy = true;
+            a->accuracy = true;
             break;
         case 'F':
-            fo.include_failed = true;
+            fo->include_failed = true;
             break;
         case 'm':
-            fo.argmin = true;
+            fo->argmin = true;
             break;
         case 'c':
-            fo.cc = cct_cc_parse(optarg);
-            if (fo.cc <= 0)
+            fo->cc = cct_cc_parse(optarg);
+            if (fo->cc <= 0)
                 return cct_cli_usage_error("fit", "--cc: '%s' is not a compute capability (X.Y)",
                                            optarg);
             break;
         case 'h':
             help(stdout);
-            return CCT_EXIT_OK;
+            return -1;
         default:
             return cct_cli_flag_error("fit", c, argv);
         }
     }
     if (optind < argc)
         return cct_cli_extra_args("fit", argc, argv);
+    return CCT_EXIT_OK;
+}
+
+/* What the fit did, on stderr. */
+static void report_summary(const cct_fit_table_summary *sum, const char *out_path)
+{
+    fprintf(stderr,
+            "ccltune fit: %zu points from %zu run(s) -> %zu sections, %zu rules, %zu models "
+            "(%zu flagged poor fits); %zu corrupt and %zu hung points excluded their "
+            "configurations; %zu collective/topology groups skipped (only NCCL's default "
+            "measured)%s%s\n",
+            sum->points, sum->runs, sum->sections, sum->rules, sum->models, sum->poor_fits,
+            sum->corrupt, sum->hung, sum->skipped, out_path ? "; wrote " : "",
+            out_path ? out_path : "");
+    if (sum->failed_runs_left_out)
+        fprintf(stderr,
+                "ccltune fit: %zu run(s) marked failed left out (--include-failed uses "
+                "them)\n",
+                sum->failed_runs_left_out);
+}
+
+/* In-sample accuracy of each section's models over the section's plain points. */
+static void print_section_accuracy(const cct_table *table, const cct_point *points, size_t n)
+{
+    cct_error err;
+    cct_point *mine = malloc((n ? n : 1) * sizeof *mine);
+    for (size_t i = 0; mine && i < table->n_sections; i++) {
+        const cct_section *sec = &table->sections[i];
+        size_t k = 0;
+        for (size_t j = 0; j < n; j++)
+            if (points[j].cfg.coll == sec->coll && points[j].cfg.ranks == sec->ranks &&
+                points[j].cfg.nodes == sec->nodes && cct_point_is_plain(&points[j]) &&
+                sec->pipe_ops == CCT_ANY && sec->reg_buff == CCT_ANY)
+                mine[k++] = points[j];
+        cct_accuracy a;
+        char key[128];
+        if (cct_fit_accuracy(mine, k, sec->models, sec->n_models, &a, &err) == CCT_OK)
+            printf("accuracy %-28s in-sample: median %.2f %%, P95 %.2f %%, max %.2f %% over "
+                   "%zu points\n",
+                   cct_section_describe(sec, key, sizeof key), 100.0 * a.median, 100.0 * a.p95,
+                   100.0 * a.max, a.n);
+    }
+    free(mine);
+}
+
+/* --accuracy: per section in-sample, then leave-one-size-out over the fitted runs' points;
+ * nothing is printed where the points cannot be loaded. */
+static void print_accuracy(cct_store *store, const cct_fit_table_options *fo,
+                           const cct_table *table)
+{
+    cct_error err;
+    cct_point *points = NULL;
+    int64_t *ids = NULL;
+    size_t n = 0, n_ids = 0;
+    if (cct_fit_table_runs(store, fo, &ids, &n_ids, &err) == CCT_OK &&
+        cct_store_load_points(store, ids, n_ids, &points, &n, &err) == CCT_OK) {
+        cct_accuracy cv = {0};
+        print_section_accuracy(table, points, n);
+        cct_status cst = cct_fit_cross_validate(points, n, &fo->decide.fit, &cv, &err);
+        if (cst == CCT_OK)
+            printf("accuracy, all sections, leave-one-size-out: median %.2f %%, P95 %.2f %%, "
+                   "max %.2f %% over "
+                   "%zu points\n",
+                   100.0 * cv.median, 100.0 * cv.p95, 100.0 * cv.max, cv.n);
+        free(points);
+    }
+    free(ids);
+}
+
+int cct_cmd_fit(int argc, char **argv)
+{
+    fit_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc != CCT_EXIT_OK)
+        return rc < 0 ? CCT_EXIT_OK : rc;
     cct_error err;
     cct_store *store = NULL;
-    if (cct_store_open(store_path, true, &store, &err) != CCT_OK)
+    if (cct_store_open(a.store_path, true, &store, &err) != CCT_OK)
         return cct_cli_fail("fit", "%s", err.msg);
     cct_table table;
     cct_fit_table_summary sum;
-    cct_status st = cct_fit_table_from_store(store, &fo, &table, &sum, &err);
+    cct_status st = cct_fit_table_from_store(store, &a.fo, &table, &sum, &err);
     if (st != CCT_OK) {
         cct_store_close(store);
         return cct_cli_fail("fit", "%s", err.msg);
     }
-    if (out_path)
-        st = cct_table_save(&table, out_path, &err);
+    if (a.out_path)
+        st = cct_table_save(&table, a.out_path, &err);
     else
         st = cct_table_write(&table, stdout, &err);
     int code = st == CCT_OK ? CCT_EXIT_OK : cct_cli_fail("fit", "%s", err.msg);
-    if (st == CCT_OK) {
-        fprintf(stderr,
-                "ccltune fit: %zu points from %zu run(s) -> %zu sections, %zu rules, %zu models "
-                "(%zu flagged poor fits); %zu corrupt and %zu hung points excluded their "
-                "configurations; %zu collective/topology groups skipped (only NCCL's default "
-                "measured)%s%s\n",
-                sum.points, sum.runs, sum.sections, sum.rules, sum.models, sum.poor_fits,
-                sum.corrupt, sum.hung, sum.skipped, out_path ? "; wrote " : "",
-                out_path ? out_path : "");
-        if (sum.failed_runs_left_out)
-            fprintf(stderr,
-                    "ccltune fit: %zu run(s) marked failed left out (--include-failed uses "
-                    "them)\n",
-                    sum.failed_runs_left_out);
-    }
-    if (code == CCT_EXIT_OK && accuracy) {
-        cct_point *points = NULL;
-        int64_t *ids = NULL;
-        size_t n = 0, n_ids = 0;
-        if (cct_fit_table_runs(store, &fo, &ids, &n_ids, &err) == CCT_OK &&
-            cct_store_load_points(store, ids, n_ids, &points, &n, &err) == CCT_OK) {
-            cct_accuracy cv = {0};
-            cct_point *mine = malloc((n ? n : 1) * sizeof *mine);
-            for (size_t i = 0; mine && i < table.n_sections; i++) {
-                const cct_section *sec = &table.sections[i];
-                size_t k = 0;
-                for (size_t j = 0; j < n; j++)
-                    if (points[j].cfg.coll == sec->coll && points[j].cfg.ranks == sec->ranks &&
-                        points[j].cfg.nodes == sec->nodes && cct_point_is_plain(&points[j]) &&
-                        sec->pipe_ops == CCT_ANY && sec->reg_buff == CCT_ANY)
-                        mine[k++] = points[j];
-                cct_accuracy a;
-                char key[128];
-                if (cct_fit_accuracy(mine, k, sec->models, sec->n_models, &a, &err) == CCT_OK)
-                    printf(
-                        "accuracy %-28s in-sample: median %.2f %%, P95 %.2f %%, max %.2f %% over "
-                        "%zu points\n",
-                        cct_section_describe(sec, key, sizeof key), 100.0 * a.median, 100.0 * a.p95,
-                        100.0 * a.max, a.n);
-            }
-            free(mine);
-            cct_status cst = cct_fit_cross_validate(points, n, &fo.decide.fit, &cv, &err);
-            if (cst == CCT_OK)
-                printf("accuracy, all sections, leave-one-size-out: median %.2f %%, P95 %.2f %%, "
-                       "max %.2f %% over "
-                       "%zu points\n",
-                       100.0 * cv.median, 100.0 * cv.p95, 100.0 * cv.max, cv.n);
-            free(points);
-        }
-        free(ids);
-    }
+    if (st == CCT_OK)
+        report_summary(&sum, a.out_path);
+    if (code == CCT_EXIT_OK && a.accuracy)
+        print_accuracy(store, &a.fo, &table);
     cct_table_destroy(&table);
     cct_store_close(store);
     return code;

@@ -284,20 +284,12 @@ static const char *choice(int algo, int proto, char *buf, size_t len)
     return buf;
 }
 
-cct_status cct_bench_report(cct_store *store, int64_t run_id, FILE *out, FILE *csv,
-                            cct_bench_summary *sum, cct_error *err)
+/* Joins the run's out-of-place points with a time into one row per collective and size:
+ * NCCL's default, the tuned point and the fastest forced one (the oracle).  rows holds n;
+ * returns how many rows were filled. */
+static size_t collect_rows(const cct_point *p, size_t n, row *rows)
 {
-    cct_point *p = NULL;
-    size_t n = 0;
-    cct_status st = cct_store_load_points(store, &run_id, 1, &p, &n, err);
-    if (st != CCT_OK)
-        return st;
-    row *rows = calloc(n ? n : 1, sizeof *rows);
     size_t nr = 0;
-    if (!rows) {
-        free(p);
-        return cct_error_set(err, CCT_ENOMEM, "out of memory");
-    }
     for (size_t i = 0; i < n; i++) {
         if (p[i].in_place || p[i].status != CCT_POINT_OK || !(p[i].stats.median_us > 0))
             continue;
@@ -331,19 +323,12 @@ cct_status cct_bench_report(cct_store *store, int64_t run_id, FILE *out, FILE *c
             w->o_cfg = p[i].cfg;
         }
     }
-    free(p);
-    memset(sum, 0, sizeof *sum);
-    sum->worst_vs_default = sum->worst_vs_oracle = INFINITY;
-    double log_sum = 0.0, log_same = 0.0, log_changed = 0.0;
-    fprintf(out, "| collective | size | NCCL default (us) | tuned (us) | oracle (us) | tuned vs "
-                 "default | tuned vs oracle | default ran | tuned ran | oracle | loss significant "
-                 "(p < 0.05) |\n"
-                 "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |\n");
-    if (csv)
-        fprintf(csv, "coll,bytes,default_us,tuned_us,oracle_us,speedup_vs_default,ratio_vs_oracle,"
-                     "default_choice,tuned_choice,oracle_choice,oracle_channels,p_vs_default,"
-                     "p_vs_oracle\n");
-    /* rows in plan order: collective, then size */
+    return nr;
+}
+
+/* Rows in plan order: collective, then size. */
+static void sort_rows(row *rows, size_t nr)
+{
     for (size_t i = 1; i < nr; i++)
         for (size_t j = i;
              j > 0 && (rows[j].coll < rows[j - 1].coll ||
@@ -353,59 +338,75 @@ cct_status cct_bench_report(cct_store *store, int64_t run_id, FILE *out, FILE *c
             rows[j] = rows[j - 1];
             rows[j - 1] = t;
         }
-    for (size_t i = 0; i < nr; i++) {
-        row *w = &rows[i];
-        if (isnan(w->dflt) || isnan(w->tuned) || isnan(w->oracle))
-            continue;
-        double vs_d = w->dflt / w->tuned, vs_o = w->oracle / w->tuned;
-        sum->rows++;
-        log_sum += log(vs_d);
-        if (vs_d < sum->worst_vs_default)
-            sum->worst_vs_default = vs_d;
-        if (vs_o < sum->worst_vs_oracle)
-            sum->worst_vs_oracle = vs_o;
-        sum->below_098_default += vs_d < 0.98;
-        sum->below_098_oracle += vs_o < 0.98;
-        /* only the losses are tested: a two-sided p below 0.05 with tuned slower */
-        double p_d =
-            vs_d < 0.98 ? points_differ_p(store, run_id, &w->t_cfg, &w->d_cfg, w->bytes) : NAN;
-        double p_o =
-            vs_o < 0.98 ? points_differ_p(store, run_id, &w->t_cfg, &w->o_cfg, w->bytes) : NAN;
-        bool sig_d = p_d < 0.05, sig_o = p_o < 0.05;
-        sum->below_098_default_sig += sig_d;
-        sum->below_098_oracle_sig += sig_o;
-        if (w->d_algo >= 0 && w->d_algo == w->t_algo && w->d_proto == w->t_proto) {
-            sum->same_choice++;
-            log_same += log(vs_d);
-        } else {
-            sum->changed++;
-            log_changed += log(vs_d);
-            sum->below_098_changed += vs_d < 0.98;
-        }
-        char b[32], c1[32], c2[32], c3[32];
-        fprintf(out, "| %s | %s | %.1f | %.1f | %.1f | %.3f | %.3f | %s | %s | %s ch=%d | %s |\n",
-                cct_coll_name(w->coll), cct_format_bytes(w->bytes, b, sizeof b), w->dflt, w->tuned,
-                w->oracle, vs_d, vs_o, choice(w->d_algo, w->d_proto, c1, sizeof c1),
-                choice(w->t_algo, w->t_proto, c2, sizeof c2),
-                choice(w->o_algo, w->o_proto, c3, sizeof c3), w->o_channels,
-                sig_d && sig_o ? "vs default and oracle"
-                : sig_d        ? "vs default"
-                : sig_o        ? "vs oracle"
-                               : "");
-        if (csv)
-            fprintf(csv, "%s,%llu,%.3f,%.3f,%.3f,%.4f,%.4f,%s,%s,%s,%d,%.4g,%.4g\n",
-                    cct_coll_name(w->coll), (unsigned long long)w->bytes, w->dflt, w->tuned,
-                    w->oracle, vs_d, vs_o, c1, c2, c3, w->o_channels, p_d, p_o);
+}
+
+static void report_header(FILE *out, FILE *csv)
+{
+    fprintf(out, "| collective | size | NCCL default (us) | tuned (us) | oracle (us) | tuned vs "
+                 "default | tuned vs oracle | default ran | tuned ran | oracle | loss significant "
+                 "(p < 0.05) |\n"
+                 "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- |\n");
+    if (csv)
+        fprintf(csv, "coll,bytes,default_us,tuned_us,oracle_us,speedup_vs_default,ratio_vs_oracle,"
+                     "default_choice,tuned_choice,oracle_choice,oracle_channels,p_vs_default,"
+                     "p_vs_oracle\n");
+}
+
+/* Sums of log(default / tuned) over the rows: all, NCCL's choice kept, NCCL's choice changed. */
+typedef struct log_sums {
+    double all, same, changed;
+} log_sums;
+
+/* One complete row (default, tuned and oracle measured): adds it to sum and logs, tests its
+ * losses, and prints it. */
+static void report_row(cct_store *store, int64_t run_id, const row *w, FILE *out, FILE *csv,
+                       cct_bench_summary *sum, log_sums *logs)
+{
+    double vs_d = w->dflt / w->tuned, vs_o = w->oracle / w->tuned;
+    sum->rows++;
+    logs->all += log(vs_d);
+    if (vs_d < sum->worst_vs_default)
+        sum->worst_vs_default = vs_d;
+    if (vs_o < sum->worst_vs_oracle)
+        sum->worst_vs_oracle = vs_o;
+    sum->below_098_default += vs_d < 0.98;
+    sum->below_098_oracle += vs_o < 0.98;
+    /* only the losses are tested: a two-sided p below 0.05 with tuned slower */
+    double p_d = vs_d < 0.98 ? points_differ_p(store, run_id, &w->t_cfg, &w->d_cfg, w->bytes) : NAN;
+    double p_o = vs_o < 0.98 ? points_differ_p(store, run_id, &w->t_cfg, &w->o_cfg, w->bytes) : NAN;
+    bool sig_d = p_d < 0.05, sig_o = p_o < 0.05;
+    sum->below_098_default_sig += sig_d;
+    sum->below_098_oracle_sig += sig_o;
+    if (w->d_algo >= 0 && w->d_algo == w->t_algo && w->d_proto == w->t_proto) {
+        sum->same_choice++;
+        logs->same += log(vs_d);
+    } else {
+        sum->changed++;
+        logs->changed += log(vs_d);
+        sum->below_098_changed += vs_d < 0.98;
     }
-    free(rows);
-    if (sum->rows == 0)
-        return cct_error_set(err, CCT_ENOTFOUND,
-                             "run %lld has no size where default, tuned and a forced configuration "
-                             "were all measured",
-                             (long long)run_id);
-    sum->geomean_vs_default = exp(log_sum / (double)sum->rows);
-    sum->geomean_same = sum->same_choice ? exp(log_same / (double)sum->same_choice) : NAN;
-    sum->geomean_changed = sum->changed ? exp(log_changed / (double)sum->changed) : NAN;
+    char b[32], c1[32], c2[32], c3[32];
+    fprintf(out, "| %s | %s | %.1f | %.1f | %.1f | %.3f | %.3f | %s | %s | %s ch=%d | %s |\n",
+            cct_coll_name(w->coll), cct_format_bytes(w->bytes, b, sizeof b), w->dflt, w->tuned,
+            w->oracle, vs_d, vs_o, choice(w->d_algo, w->d_proto, c1, sizeof c1),
+            choice(w->t_algo, w->t_proto, c2, sizeof c2),
+            choice(w->o_algo, w->o_proto, c3, sizeof c3), w->o_channels,
+            sig_d && sig_o ? "vs default and oracle"
+            : sig_d        ? "vs default"
+            : sig_o        ? "vs oracle"
+                           : "");
+    if (csv)
+        fprintf(csv, "%s,%llu,%.3f,%.3f,%.3f,%.4f,%.4f,%s,%s,%s,%d,%.4g,%.4g\n",
+                cct_coll_name(w->coll), (unsigned long long)w->bytes, w->dflt, w->tuned, w->oracle,
+                vs_d, vs_o, c1, c2, c3, w->o_channels, p_d, p_o);
+}
+
+/* The geometric means, then the summary paragraphs under the table. */
+static void report_footer(FILE *out, cct_bench_summary *sum, const log_sums *logs)
+{
+    sum->geomean_vs_default = exp(logs->all / (double)sum->rows);
+    sum->geomean_same = sum->same_choice ? exp(logs->same / (double)sum->same_choice) : NAN;
+    sum->geomean_changed = sum->changed ? exp(logs->changed / (double)sum->changed) : NAN;
     fprintf(out,
             "\n%zu sizes: geometric-mean speed-up over NCCL's default %.3fx; worst tuned/default "
             "%.3f; worst tuned/oracle %.3f; sizes below 0.98 x default: %zu (%zu of them a "
@@ -424,6 +425,41 @@ cct_status cct_bench_report(cct_store *store, int64_t run_id, FILE *out, FILE *c
             "noise.\n",
             sum->changed, sum->geomean_changed, sum->below_098_changed, sum->same_choice,
             sum->geomean_same);
+}
+
+cct_status cct_bench_report(cct_store *store, int64_t run_id, FILE *out, FILE *csv,
+                            cct_bench_summary *sum, cct_error *err)
+{
+    cct_point *p = NULL;
+    size_t n = 0;
+    cct_status st = cct_store_load_points(store, &run_id, 1, &p, &n, err);
+    if (st != CCT_OK)
+        return st;
+    row *rows = calloc(n ? n : 1, sizeof *rows);
+    if (!rows) {
+        free(p);
+        return cct_error_set(err, CCT_ENOMEM, "out of memory");
+    }
+    size_t nr = collect_rows(p, n, rows);
+    free(p);
+    memset(sum, 0, sizeof *sum);
+    sum->worst_vs_default = sum->worst_vs_oracle = INFINITY;
+    log_sums logs = {0.0, 0.0, 0.0};
+    report_header(out, csv);
+    sort_rows(rows, nr);
+    for (size_t i = 0; i < nr; i++) {
+        const row *w = &rows[i];
+        if (isnan(w->dflt) || isnan(w->tuned) || isnan(w->oracle))
+            continue;
+        report_row(store, run_id, w, out, csv, sum, &logs);
+    }
+    free(rows);
+    if (sum->rows == 0)
+        return cct_error_set(err, CCT_ENOTFOUND,
+                             "run %lld has no size where default, tuned and a forced configuration "
+                             "were all measured",
+                             (long long)run_id);
+    report_footer(out, sum, &logs);
     return CCT_OK;
 }
 

@@ -212,6 +212,21 @@ static void test_calibrate_command(void **s)
     assert_memory_equal(&ta.constants, &tb.constants, sizeof ta.constants);
     cct_table_destroy(&ta);
     cct_table_destroy(&tb);
+    /* --eval scores on the stored log's topology as on the same log given by hand */
+    const char *eval_stored[] = {"calibrate", with, "-o", a, "--eval", recorded, NULL};
+    r = run_cmd(eval_stored);
+    if (r.status != 0)
+        fail_msg("calibrate --eval from the stored log failed: %s", r.err);
+    const char *eval_given[] = {"calibrate", recorded, "--nccl-log", logfile, "-o",
+                                b,           "--eval", recorded,     NULL};
+    ct_result g = run_cmd(eval_given);
+    assert_int_equal(g.status, 0);
+    const char *es = strstr(r.out, "evaluation stores"), *eg = strstr(g.out, "evaluation stores");
+    assert_non_null(es);
+    assert_non_null(eg);
+    assert_string_equal(es, eg);
+    ct_result_free(&g);
+    ct_result_free(&r);
 
     const char *none[] = {"calibrate", without, "-o", a, NULL};
     r = run_cmd(none);

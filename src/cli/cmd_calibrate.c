@@ -429,7 +429,7 @@ static int fit_and_write(const calib_args *a, const calib_input *in)
     if (st == CCT_OK) {
         report(res, a->opt.tie);
         if (a->n_evals > 0)
-            st = evaluate(a->evals, a->n_evals, in->topos, a->n_logs, res, &a->opt, &err);
+            st = evaluate(a->evals, a->n_evals, in->topos, in->n_topos, res, &a->opt, &err);
     }
     if (st == CCT_OK)
         st = write_table(a, in, res, &err);

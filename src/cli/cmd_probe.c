@@ -5,8 +5,8 @@
  * `search` describe it (--ranks, --ranks-per-gpu, --nodes).  Without a GPU the command says
  * so and exits 1: a fingerprint without GPUs would be worthless.  --links adds the measured
  * link matrix (cct_probe_links.h): copy bandwidth and latency per GPU pair and to the host.
- * With --json the answer is JSON either way: on failure {"ok": false, "error": "..."} on stdout
- * (and the error on stderr as every command prints it).
+ * With --json the answer is JSON either way: {"ok": true, ...} on success, {"ok": false,
+ * "error": "..."} on stdout on failure (and the error on stderr as every command prints it).
  */
 #include <getopt.h>
 #include <stdbool.h>

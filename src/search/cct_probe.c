@@ -400,7 +400,7 @@ void cct_probe_print_json_links(FILE *out, const cct_probe_info *info, int ranks
 {
     char reason[512];
     bool ok = cct_probe_ll128(info, ranks, nodes, ranks_per_gpu, reason, sizeof reason);
-    fprintf(out, "{\"host\": ");
+    fprintf(out, "{\"ok\": true, \"host\": ");
     cct_json_write_string(out, info->host);
     fprintf(out, ", \"nccl\": ");
     cct_json_write_string(out, info->nccl);

@@ -452,6 +452,46 @@ static void test_channels_kept_when_estimated_far_faster(void **state)
     free(s);
 }
 
+/* A band's gain that fades into a tie at an end next to NCCL's choice, on either side: that
+ * end size is NCCL's, though the gain there is significant (the same in every cycle). */
+static void faded_end(const double *gain)
+{
+    synth *s = malloc(sizeof *s);
+    memset(s, 0, sizeof *s);
+    cct_cycles_init(&s->cyc);
+    static const double drift[CYC] = {1.0, 1.05, 0.97, 1.02};
+    for (int i = 0; i < NS; i++) {
+        uint64_t n = (uint64_t)4096 << i;
+        double t = ft_line(20.0, 3.0, n), twin[CYC];
+        for (int c = 0; c < CYC; c++)
+            twin[c] = drift[c] * (i % 2 ? 1.005 : 0.995);
+        add(s, CCT_DEFAULT, CCT_DEFAULT, 0, n, t, drift);
+        add(s, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, n, t, twin);
+        add(s, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 2, n, t / gain[i], drift);
+    }
+    cct_cycles_sort(&s->cyc);
+    cct_table t;
+    const cct_section *sec = decide(s, &t);
+    for (int i = 0; i < NS; i++) {
+        const cct_rule *r = cct_section_lookup(sec, (uint64_t)4096 << i);
+        bool strong = gain[i] > 1.2;
+        assert_int_equal(r->algo, strong ? CCT_ALGO_TREE : CCT_ALGO_RING);
+        assert_int_equal(r->channels, strong ? 2 : 0);
+    }
+    cct_table_destroy(&t);
+    cct_cycles_free(&s->cyc);
+    free(s);
+}
+
+static void test_faded_band_ends_go_to_nccl(void **state)
+{
+    (void)state;
+    static const double right[NS] = {1.0, 1.0, 1.30, 1.30, 1.30, 1.06, 1.0, 1.0};
+    static const double left[NS] = {1.0, 1.0, 1.06, 1.30, 1.30, 1.30, 1.0, 1.0};
+    faded_end(right);
+    faded_end(left);
+}
+
 static void test_estimated_slower(void **state)
 {
     (void)state;
@@ -512,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_neighbour_bands_estimated_slower_stay_apart),
         cmocka_unit_test(test_channels_left_to_nccl_unless_significant),
         cmocka_unit_test(test_channels_kept_when_estimated_far_faster),
+        cmocka_unit_test(test_faded_band_ends_go_to_nccl),
         cmocka_unit_test(test_estimated_slower),
         cmocka_unit_test(test_noise_floor_of_the_section),
     };

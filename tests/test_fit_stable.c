@@ -227,8 +227,8 @@ static void test_split_cycles_agree(void **state)
 {
     (void)state;
     static const split_case cases[] = {
-        {"tests/data/h200/run-2026-11-29c/exhaustive-4.db.gz", 16u << 20, 0.89},
-        {"tests/data/h200/run-2026-11-29c/tune-4.db.gz", 16u << 20, 0.93},
+        {"tests/data/h200/run-2026-11-29c/exhaustive-4.db.gz", 16u << 20, 0.90},
+        {"tests/data/h200/run-2026-11-29c/tune-4.db.gz", 16u << 20, 0.94},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char dir[] = "/tmp/cct-split-XXXXXX", rec[1100], even[1100], odd[1100];
@@ -268,21 +268,21 @@ static void test_retunes_agree(void **state)
     (void)state;
     static const retune_case cases[] = {
         {"run-2026-11-29d/call2/tune-nvlink-4.db.gz", "run-2026-11-29d/call3/tune-nvlink-4.db.gz",
-         1u << 30, 0.98},
+         1u << 30, 1.00},
         {"run-2026-11-29d/call2/tune-nvlink-4.db.gz", "run-2026-11-29d/call5/tune-nvlink-4.db.gz",
-         1u << 30, 0.98},
+         1u << 30, 1.00},
         {"run-2026-11-29d/call3/tune-nvlink-4.db.gz", "run-2026-11-29d/call5/tune-nvlink-4.db.gz",
-         1u << 30, 0.98},
+         1u << 30, 1.00},
         {"run-2026-11-29b/tune-4.db.gz", "run-2026-11-29c/tune-4.db.gz", 16u << 20, 0.95},
         {"run-2026-11-29c/pair2/tune-4.db.gz", "run-2026-11-29c/coarse/tune-4.db.gz", 16u << 20,
-         0.93},
+         0.95},
         {"run-2026-11-29b/exhaustive-4.db.gz", "run-2026-11-29c/exhaustive-4.db.gz", 16u << 20,
-         0.91},
+         0.92},
         {"run-2026-11-29c/pair2/exhaustive-4.db.gz", "run-2026-11-29c/coarse/exhaustive-4.db.gz",
-         16u << 20, 0.94},
-        {"retune-2026-12-06/tune-1.db.gz", "retune-2026-12-06/tune-2.db.gz", 64u << 20, 0.96},
-        {"retune-2026-12-06/tune-1.db.gz", "retune-2026-12-06/tune-3.db.gz", 64u << 20, 0.96},
-        {"retune-2026-12-06/tune-2.db.gz", "retune-2026-12-06/tune-3.db.gz", 64u << 20, 0.99},
+         16u << 20, 0.96},
+        {"retune-2026-12-06/tune-1.db.gz", "retune-2026-12-06/tune-2.db.gz", 64u << 20, 0.99},
+        {"retune-2026-12-06/tune-1.db.gz", "retune-2026-12-06/tune-3.db.gz", 64u << 20, 0.99},
+        {"retune-2026-12-06/tune-2.db.gz", "retune-2026-12-06/tune-3.db.gz", 64u << 20, 0.98},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char dir[] = "/tmp/cct-retune-XXXXXX", a[1100], b[1100], ra[300], rb[300];

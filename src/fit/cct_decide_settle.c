@@ -7,7 +7,8 @@
  * open-ended), are handed to the neighbour that loses least over them, those missing the
  * most sizes first and among them the cheapest to hand over, until none is left.  With
  * per-cycle samples, two neighbouring bands whose configurations are not shown different
- * become one.  A band whose configuration does not beat NCCL's default with evidence is
+ * become one, and an end size next to NCCL's choice where the band's gain has faded into a
+ * tie goes to NCCL.  A band whose configuration does not beat NCCL's default with evidence is
  * handed back to NCCL's choice (those sizes kept), and the bands are settled again until
  * nothing changes.  Boundaries lie on a readable grid between the last size of one band and
  * the first of the next (cct_grid_edge); next to NCCL's choice, at the measured size.
@@ -233,6 +234,73 @@ static bool merge_equal_neighbours(const cct_dview *x, size_t *win, const bool *
     return false;
 }
 
+/* Band b's pooled paired gain over NCCL's default: every cycle of every size of the band. */
+static cct_gain_est band_gain(const cct_dview *x, const cct_dband *b)
+{
+    const cct_dconf *w = &x->sec->conf[b->conf];
+    size_t k = 0;
+    for (size_t i = b->i0; i <= b->i1; i++)
+        k += cct_dview_pair(x, x->base, w, x->grid[i], x->pool + k);
+    return cct_gain_estimate(x->pool, k);
+}
+
+/* Whether the gain of band b's configuration over NCCL's default has faded into a tie at grid
+ * index i while the band as a whole clears it: the paired estimate there (the median over
+ * the cycles) below the larger of the floor and paired_tie, the band's pooled estimate not.
+ * Without two paired cycles there is nothing to judge: not faded. */
+static bool end_faded(const cct_dview *x, const cct_dband *b, size_t i)
+{
+    double tie = fmax(x->noise[i], log1p(x->opt->paired_tie));
+    cct_gain_est g = cct_dview_paired(x, x->base, &x->sec->conf[b->conf], x->grid[i]);
+    if (!(g.cycles >= 2 && g.log_gain < tie))
+        return false;
+    cct_gain_est all = band_gain(x, b);
+    return all.cycles >= 2 && all.log_gain >= tie;
+}
+
+/* Whether grid indices [i0, i1] still make a band the settling keeps: min_band_sizes sizes
+ * spanning min_band_factor (measured sizes; the band's edges lie beyond them). */
+static bool still_wide(const cct_dview *x, size_t i0, size_t i1)
+{
+    if (i1 < i0)
+        return false;
+    size_t min = x->opt->min_band_sizes > 1 ? (size_t)x->opt->min_band_sizes : 1;
+    double span = (double)x->grid[i1] / (double)x->grid[i0];
+    return i1 - i0 + 1 >= min && !(span < x->opt->min_band_factor);
+}
+
+/* With per-cycle samples: an end size of a band whose neighbour on that side is NCCL's choice
+ * goes to NCCL (kept) when the band's gain has faded there, one size at a time while what
+ * remains is still a band settling keeps.  Where a gain fades with size it crosses the significance
+ * threshold at a size that noise moves from tune to tune; the tie threshold, well above the floor,
+ * places the end where the estimate, not its interval, is small.  A band whose whole gain is
+ * below the tie is left to the significance rule alone.  Returns whether a size
+ * changed hands. */
+static bool trim_faded_ends(const cct_dview *x, size_t *win, bool *kept, const cct_dband *bands,
+                            size_t nb)
+{
+    if (!x->opt->cycles)
+        return false;
+    for (size_t k = 0; k < nb; k++) {
+        const cct_dband *b = &bands[k];
+        if (b->conf == x->def)
+            continue;
+        size_t at = SIZE_MAX;
+        if (k + 1 < nb && bands[k + 1].conf == x->def && still_wide(x, b->i0, b->i1 - 1) &&
+            end_faded(x, b, b->i1))
+            at = b->i1;
+        else if (k > 0 && bands[k - 1].conf == x->def && still_wide(x, b->i0 + 1, b->i1) &&
+                 end_faded(x, b, b->i0))
+            at = b->i0;
+        if (at == SIZE_MAX)
+            continue;
+        win[at] = x->def;
+        kept[at] = true;
+        return true;
+    }
+    return false;
+}
+
 /* Settle the bands, then hand every band whose configuration does not beat NCCL's default
  * with evidence back to NCCL (those sizes kept: never absorbed again) and settle again,
  * until every band other than NCCL's choice has its evidence.  Returns the number of bands. */
@@ -243,7 +311,8 @@ static size_t settle_with_evidence(const cct_dview *x, size_t *win, bool *kept, 
         size_t nb = settle_bands(x, win, kept, bands);
         if (x->def == SIZE_MAX)
             return nb;
-        if (merge_equal_neighbours(x, win, kept, bands, nb))
+        if (merge_equal_neighbours(x, win, kept, bands, nb) ||
+            trim_faded_ends(x, win, kept, bands, nb))
             continue;
         bool changed = false;
         for (size_t k = 0; k < nb; k++) {

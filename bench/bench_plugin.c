@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "plugin_test_util.h"
 
 static uint64_t rng = 0x243f6a8885a308d3ull;
@@ -65,19 +66,6 @@ static char *table_with_rules(int n)
         lo = hi;
     }
     return b;
-}
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 #define SIZES 4096

@@ -19,20 +19,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "plugin_test_util.h"
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* The growing YAML text. */
 typedef struct buf {

@@ -15,15 +15,9 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "plugin_test_util.h"
 #include "profiler_test_util.h"
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static int cmp_d(const void *a, const void *b)
 {

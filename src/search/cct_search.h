@@ -44,10 +44,12 @@ typedef struct cct_search_opts {
     const char *bench_table; /* ccltune bench: the table under test (absolute path) */
     uint64_t bench_sizes[64];
     size_t n_bench_sizes;
-    const char *bench_report; /* markdown report path; NULL: stdout */
-    const char *bench_csv;    /* CSV report path; NULL: none */
-    bool bench_rules_off;     /* --rules off: tuned = the table's constants only */
-    int argc;                 /* the command line, passed to workers unchanged */
+    const char *bench_report;     /* markdown report path; NULL: stdout */
+    const char *bench_csv;        /* CSV report path; NULL: none */
+    bool bench_rules_off;         /* --rules off: tuned = the table's constants only */
+    const char *bench_compare[4]; /* --compare: tables judged in the same run (absolute) */
+    size_t n_bench_compare;
+    int argc; /* the command line, passed to workers unchanged */
     char **argv;
 } cct_search_opts;
 

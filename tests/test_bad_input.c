@@ -396,6 +396,10 @@ static void flags(void)
     flag("import: no files", "no file given", "import", "--dry-run", NULL);
     flag("export: unknown format", "yaml", "export", table, "--format", "yaml", NULL);
     flag("diff: one table", "expected two tables", "diff", table, NULL);
+    flag("fit: NCCL versions range backwards", "ends below where it starts", "fit", "--store",
+         recording, "--nccl-versions", "2.30..2.28", NULL);
+    flag("tune: NCCL version with a wildcard", "'2.*' is not an NCCL version", "tune", "--recorded",
+         recording, "--no-plots", "--nccl-versions", "2.*", NULL);
 }
 
 static void run_case(bad_case *c)

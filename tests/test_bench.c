@@ -127,7 +127,11 @@ static void test_plan_constants(void **state)
         assert_int_equal(count_cfg(&p, c, CCT_ALGO_RING, CCT_PROTO_LL128, 0), 0); /* verdict */
         assert_int_equal(count_cfg(&p, c, CCT_ALGO_TREE, CCT_PROTO_LL, 0), ar ? 1 : 0);
         assert_int_equal(count_cfg(&p, c, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 0), ar ? 1 : 0);
-        want += ar ? 6 : 4;
+        /* one rank per node: NCCL offers PAT/Simple for allgather and reducescatter */
+        bool pat = c == CCT_COLL_ALLGATHER || c == CCT_COLL_REDUCESCATTER;
+        assert_int_equal(count_cfg(&p, c, CCT_ALGO_PAT, CCT_PROTO_SIMPLE, 0), pat ? 1 : 0);
+        assert_int_equal(count_cfg(&p, c, CCT_ALGO_PAT, CCT_PROTO_LL, 0), 0);
+        want += ar ? 6 : pat ? 5 : 4;
     }
     assert_int_equal(p.n_configs, want);
     for (size_t i = 0; i < p.n_configs; i++)

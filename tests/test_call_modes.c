@@ -66,7 +66,8 @@ static void test_modes_in_plan(void **state)
     assert_int_equal(cct_plan_build(&s, &p, &err), CCT_OK);
     assert_int_equal(p.n_sessions, 2);
     /* per collective and mode (4,no), (1,yes), (4,yes): a baseline, ring/tree x ll/simple in
-     * the first session, ring/tree x ll128 in the unlocked one; all at NCCL's channels */
+     * the first session (and PAT/Simple for allgather: one rank per node), ring/tree x ll128 in
+     * the unlocked one; all at NCCL's channels */
     size_t first[2] = {0, 0};
     for (size_t si = 0; si < 2; si++)
         for (size_t k = 0; k < p.sessions[si].n_configs; k++) {
@@ -78,7 +79,7 @@ static void test_modes_in_plan(void **state)
             assert_true(cct_config_pipe_ops(c) == 4 || c->reg_buff);
             assert_true(si == 1 ? c->proto == CCT_PROTO_LL128 : c->proto != CCT_PROTO_LL128);
         }
-    assert_int_equal(first[0], 2 * 3 * (1 + 2 * 2));
+    assert_int_equal(first[0], 2 * 3 * (1 + 2 * 2) + 3);
     assert_int_equal(first[1], 2 * 3 * 2);
     char line[256];
     cct_config c = {0};

@@ -294,6 +294,71 @@ static void test_explain_errors(void **state)
     free(full);
 }
 
+static char *slurp(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    char *text = ct_slurp_fd(fd);
+    close(fd);
+    assert_non_null(text);
+    return text;
+}
+
+/* fit --nccl-versions writes fingerprint.nccl_versions (and nothing without the flag); the
+ * table loads back, explain shows the widening, and a bad spec is a usage error. */
+static void test_fit_nccl_versions(void **state)
+{
+    (void)state;
+    char *store = data_path("data/h200/run-2026-11-29b/tune-2.db.gz");
+    char *dir = ct_tmpdir("ncclv");
+    char wide[512], plain[512];
+    snprintf(wide, sizeof wide, "%s/wide.yaml", dir);
+    snprintf(plain, sizeof plain, "%s/plain.yaml", dir);
+    run_result r =
+        run("fit", "--store", store, "--nccl-versions", "2.28..2.30,2.31.1", "-o", wide, NULL);
+    assert_int_equal(r.status, 0);
+    run_free(&r);
+    r = run("fit", "--store", store, "-o", plain, NULL);
+    assert_int_equal(r.status, 0);
+    run_free(&r);
+    char *text = slurp(wide);
+    assert_contains(text, "\n  nccl: \"2.28.9\"\n  nccl_versions: \"2.28..2.30,2.31.1\"\n");
+    free(text);
+    text = slurp(plain);
+    assert_null(strstr(text, "nccl_versions"));
+    free(text);
+    r = run("validate", wide, NULL);
+    assert_int_equal(r.status, 0);
+    run_free(&r);
+    r = run("explain", wide, "--coll", "allreduce", "--ranks", "2", NULL);
+    assert_int_equal(r.status, 0);
+    assert_contains(r.out, "widened at fit time, to 2.28..2.30,2.31.1 (nccl_versions)\n");
+    run_free(&r);
+    r = run("explain", plain, "--coll", "allreduce", "--ranks", "2", NULL);
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.out, "nccl_versions"));
+    run_free(&r);
+    r = run("diff", plain, wide, NULL); /* where the plugin applies it: a decision */
+    assert_int_equal(r.status, 1);
+    assert_contains(r.out, "fingerprint nccl_versions: (none) → \"2.28..2.30,2.31.1\"\n");
+    run_free(&r);
+    static const char *const bad[] = {"2.x", "2.30..2.28", "", "2.28,", ">=2.28"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = run("fit", "--store", store, "--nccl-versions", bad[i], "-o", plain, NULL);
+        assert_int_equal(r.status, 2);
+        assert_contains(r.err, "--nccl-versions: ");
+        run_free(&r);
+        r = run("tune", "--recorded", store, "--no-plots", "--nccl-versions", bad[i], "-o", plain,
+                NULL);
+        assert_int_equal(r.status, 2);
+        assert_contains(r.err, "--nccl-versions: ");
+        run_free(&r);
+    }
+    ct_rm_rf(dir);
+    free(dir);
+    free(store);
+}
+
 int main(void)
 {
     if (!fixture_mirror()) /* tables read from private 0644 copies */
@@ -305,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_explain_section),
         cmocka_unit_test(test_explain_shared_gpu_topology),
         cmocka_unit_test(test_explain_errors),
+        cmocka_unit_test(test_fit_nccl_versions),
         cmocka_unit_test(test_explain_constants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

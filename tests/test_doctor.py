@@ -230,6 +230,25 @@ class Doctor(unittest.TestCase):
         self.assertEqual(len(fails), 1, p.stdout)
         self.assertIn("nccl-mismatch", fails[0])
 
+    def test_mismatch_says_how_to_retune_or_widen(self):
+        p = self.doctor(env=self.env(CCT_FAKE_NCCL_VERSION="23007"))
+        fails = self.fails(p.stdout)
+        self.assertIn("re-tune with this NCCL (ccltune tune)", fails[0])
+        self.assertIn("ccltune fit --nccl-versions 2.30", fails[0])
+
+    def test_table_widened_to_the_running_nccl_applies(self):
+        text = table_text().replace('  nccl: "2.28.9"\n',
+                                    '  nccl: "2.28.9"\n  nccl_versions: "2.29..2.30"\n')
+        self.table = self.write_table(text, "widened.yaml")
+        p = self.doctor(env=self.env(CCT_FAKE_NCCL_VERSION="23007"))
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertIn("widened at fit time to NCCL 2.29..2.30 (nccl_versions)", p.stdout)
+        self.assertIn("match-other-patch", p.stdout)
+        self.assertIn("widened to it by nccl_versions 2.29..2.30", p.stdout)
+        p = self.doctor(env=self.env(CCT_FAKE_NCCL_VERSION="23101"))
+        self.assertEqual(p.returncode, 1, p.stdout)
+        self.assertIn("nccl-mismatch", self.fails(p.stdout)[0])
+
     def test_other_shape_has_no_section(self):
         p = self.doctor("--ranks", "4")
         self.assertEqual(p.returncode, 1, p.stdout)

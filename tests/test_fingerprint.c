@@ -185,6 +185,42 @@ static void test_version_parse(void **state)
     assert_string_equal(cct_nccl_version_format(23003, buf, sizeof buf), "2.30.3");
 }
 
+/* fingerprint.nccl_versions widens the releases a table applies to; the mismatch sentence
+ * (the plugin's WARN, the doctor's line) says how to re-tune or widen. */
+static void test_widened_versions(void **state)
+{
+    (void)state;
+    cct_table t;
+    char msg[512];
+    make_table(&t, "NVIDIA H200", 90, "2.28.9", 1);
+    cct_runtime rt = rt_h200();
+    rt.nccl_version = 23007;
+    assert_int_equal(run(&t, &rt, msg), CCT_FP_NCCL);
+    assert_non_null(strstr(msg, "ccltune tune"));
+    assert_non_null(strstr(msg, "--nccl-versions 2.30"));
+    t.fingerprint.nccl_versions = strdup("2.26,2.30..2.31");
+    assert_int_equal(run(&t, &rt, msg), CCT_FP_MATCH_OTHER_PATCH);
+    assert_non_null(strstr(msg, "2.30.7"));
+    assert_non_null(strstr(msg, "nccl_versions 2.26,2.30..2.31"));
+    assert_true(cct_fp_widened(&t.fingerprint, 23007));
+    rt.nccl_version = 22603;
+    assert_int_equal(run(&t, &rt, msg), CCT_FP_MATCH_OTHER_PATCH);
+    rt.nccl_version = 22809; /* its own release stays exact */
+    assert_int_equal(run(&t, &rt, msg), CCT_FP_MATCH);
+    rt.nccl_version = 22805; /* and its own patches */
+    assert_int_equal(run(&t, &rt, msg), CCT_FP_MATCH_OTHER_PATCH);
+    assert_false(cct_fp_widened(&t.fingerprint, 22805));
+    rt.nccl_version = 22701; /* outside: refused, naming both */
+    assert_int_equal(run(&t, &rt, msg), CCT_FP_NCCL);
+    assert_non_null(strstr(msg, "2.26,2.30..2.31"));
+    assert_non_null(strstr(msg, "--nccl-versions 2.27"));
+    /* the widening does not reach past the GPU check */
+    rt.nccl_version = 23007;
+    rt.gpu = "NVIDIA H100";
+    assert_int_equal(run(&t, &rt, msg), CCT_FP_GPU);
+    cct_table_destroy(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_shared_gpu_rule),
         cmocka_unit_test(test_unset_table_fields),
         cmocka_unit_test(test_version_parse),
+        cmocka_unit_test(test_widened_versions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -87,6 +87,33 @@ static void nccl_precedence(void **state)
     destroy(t, 5);
 }
 
+/* A table widened to the running release (nccl_versions) applies, but ranks below every table
+ * measured on that release's major.minor, and above one for any NCCL. */
+static void widened_precedence(void **state)
+{
+    (void)state;
+    cct_table t[3];
+    make(&t[0], "NVIDIA H200", 90, "2.28.9", 1, 8); /* widened to 2.30 */
+    t[0].fingerprint.nccl_versions = strdup("2.30");
+    make(&t[1], "NVIDIA H200", 90, "2.30.3", 1, 8); /* other patch of the running release */
+    make(&t[2], "NVIDIA H200", 90, NULL, 1, 8);     /* any NCCL */
+    cct_runtime rt = h200;
+    rt.nccl_version = 23007;
+    cct_fleet_choice c = choose(t, 3, &rt);
+    assert_int_equal(c.chosen, 1);
+    assert_int_equal(c.runner_up, 0);
+    cct_fleet_rank r = cct_fleet_rank_of(&t[0], &rt);
+    char text[128];
+    assert_non_null(strstr(cct_fleet_rank_text(&r, text, sizeof text), "NCCL widened to"));
+    cct_table two[2] = {t[0], t[2]}; /* shallow copies: destroyed through t */
+    c = choose(two, 2, &rt);
+    assert_int_equal(c.chosen, 0);
+    rt.nccl_version = 22907; /* neither its own release nor widened to: does not apply */
+    c = choose(t, 1, &rt);
+    assert_int_equal(c.chosen, -1);
+    destroy(t, 3);
+}
+
 static void gpu_and_shared_precedence(void **state)
 {
     (void)state;
@@ -240,8 +267,11 @@ static void listing(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(nccl_precedence), cmocka_unit_test(gpu_and_shared_precedence),
-        cmocka_unit_test(ties_and_misses), cmocka_unit_test(conflicts),
+        cmocka_unit_test(nccl_precedence),
+        cmocka_unit_test(widened_precedence),
+        cmocka_unit_test(gpu_and_shared_precedence),
+        cmocka_unit_test(ties_and_misses),
+        cmocka_unit_test(conflicts),
         cmocka_unit_test(listing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

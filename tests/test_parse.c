@@ -284,6 +284,66 @@ static const char *flag_error(int argc, char **argv)
     return "";
 }
 
+/* NCCL versions and the --nccl-versions grammar (cct_parse_versions.c). */
+static void test_nccl_versions(void **state)
+{
+    (void)state;
+    assert_int_equal(cct_parse_nccl_version("2.28.9"), 22809);
+    assert_int_equal(cct_parse_nccl_version("2.30"), 23000);
+    static const char *const bad_version[] = {
+        "", "2", "2.", "2.28.", "2.28.9.1", "x.28", "0.28", "2.100", "2.28.9-1", " 2.28", "+2.28"};
+    for (size_t i = 0; i < sizeof bad_version / sizeof bad_version[0]; i++)
+        assert_int_equal(cct_parse_nccl_version(bad_version[i]), -1);
+
+    cct_nccl_versions v;
+    cct_error err;
+    assert_int_equal(cct_parse_nccl_versions("--nccl-versions", "2.28", &v, &err), CCT_OK);
+    assert_int_equal(v.n, 1);
+    assert_true(cct_nccl_versions_contain(&v, 22800));
+    assert_true(cct_nccl_versions_contain(&v, 22809));
+    assert_true(cct_nccl_versions_contain(&v, 22899));
+    assert_false(cct_nccl_versions_contain(&v, 22700 + 99));
+    assert_false(cct_nccl_versions_contain(&v, 22900));
+
+    assert_int_equal(cct_parse_nccl_versions("--nccl-versions", "2.30.7,2.26..2.27", &v, &err),
+                     CCT_OK);
+    assert_int_equal(v.n, 2);
+    assert_true(cct_nccl_versions_contain(&v, 23007));
+    assert_false(cct_nccl_versions_contain(&v, 23006)); /* a patch is exactly that patch */
+    assert_true(cct_nccl_versions_contain(&v, 22600));
+    assert_true(cct_nccl_versions_contain(&v, 22799)); /* a range's MAJOR.MINOR end: all of it */
+    assert_false(cct_nccl_versions_contain(&v, 22800));
+    assert_int_equal(cct_parse_nccl_versions("x", "2.28.3..2.28.7", &v, &err), CCT_OK);
+    assert_true(cct_nccl_versions_contain(&v, 22805));
+    assert_false(cct_nccl_versions_contain(&v, 22808));
+    assert_false(cct_nccl_versions_contain(NULL, 22805));
+
+    static const struct {
+        const char *text, *says;
+    } bad[] = {
+        {"", "empty value"},
+        {"2.x", "'2.x' is not an NCCL version"},
+        {"2.28,", "has an empty item"},
+        {"2.28..", "'2.28..' is not a range"},
+        {"..2.30", "'..2.30' is not a range"},
+        {"2.30..2.28", "ends below where it starts"},
+        {"2.28..2.29..2.30", "is not a range"},
+        {">=2.28", "is not an NCCL version"},
+        {"2.*", "is not an NCCL version"},
+        {"2.28.9-1", "is not an NCCL version"},
+        {"1.1,1.2,1.3,1.4,1.5,1.6,1.7,1.8,1.9", "at most 8 values"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cct_nccl_versions keep = v;
+        assert_int_equal(cct_parse_nccl_versions("--nccl-versions", bad[i].text, &v, &err),
+                         CCT_EINVAL);
+        assert_non_null(strstr(err.msg, "--nccl-versions"));
+        if (!strstr(err.msg, bad[i].says))
+            fail_msg("'%s': '%s' does not say '%s'", bad[i].text, err.msg, bad[i].says);
+        assert_memory_equal(&keep, &v, sizeof v); /* untouched on failure */
+    }
+}
+
 static void test_flag_error(void **state)
 {
     (void)state;
@@ -306,7 +366,7 @@ int main(void)
         cmocka_unit_test(test_double),       cmocka_unit_test(test_bytes),
         cmocka_unit_test(test_flag_numbers), cmocka_unit_test(test_flag_size),
         cmocka_unit_test(test_enum),         cmocka_unit_test(test_list),
-        cmocka_unit_test(test_flag_error),
+        cmocka_unit_test(test_flag_error),   cmocka_unit_test(test_nccl_versions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

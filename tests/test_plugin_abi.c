@@ -556,6 +556,9 @@ static void test_nccl_mismatch(void **state)
     use_good_table();
     fake_nccl_version = 22703;
     run_unusable("nccl-mismatch", "mismatch");
+    /* the one WARN says how to get out: re-tune, or widen knowingly (naming the flag) */
+    assert_int_equal(tu_log_count(NCCL_LOG_WARN, "re-tune with this NCCL (ccltune tune)"), 1);
+    assert_int_equal(tu_log_count(NCCL_LOG_WARN, "ccltune fit --nccl-versions 2.27"), 1);
 }
 
 static void test_nccl_patch_differs(void **state)

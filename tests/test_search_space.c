@@ -54,8 +54,9 @@ static void test_default_plan(void **state)
     assert_int_equal(p.n_sessions, 2);
     assert_true(p.sessions[0].baseline);
     assert_false(p.sessions[0].unlock);
-    /* 5 baselines + 5 collectives x (ring, tree) x (ll, simple) x channels {nccl,1,2,4,max} */
-    assert_int_equal(p.sessions[0].n_configs, 5 + 5 * 2 * 2 * 5);
+    /* 5 baselines + 5 collectives x (ring, tree) x (ll, simple) x channels {nccl,1,2,4,max},
+     * + PAT/Simple for allgather and reducescatter (one rank per node: NCCL offers it) */
+    assert_int_equal(p.sessions[0].n_configs, 5 + 5 * 2 * 2 * 5 + 2 * 5);
     assert_false(p.sessions[1].baseline);
     assert_true(p.sessions[1].unlock);
     assert_int_equal(p.sessions[1].n_configs, 5 * 2 * 1 * 5);
@@ -63,7 +64,7 @@ static void test_default_plan(void **state)
         assert_int_equal(p.configs[p.sessions[1].first_config + k].proto, CCT_PROTO_LL128);
     for (size_t k = 0; k < p.sessions[0].n_configs; k++)
         assert_int_not_equal(p.configs[p.sessions[0].first_config + k].proto, CCT_PROTO_LL128);
-    assert_int_equal(p.n_configs, 5 + 150);
+    assert_int_equal(p.n_configs, 5 + 150 + 10);
     for (size_t i = 0; i < p.n_configs; i++) {
         assert_int_equal(p.configs[i].ranks, 4);
         assert_int_equal(p.configs[i].nodes, 4);
@@ -227,11 +228,82 @@ static void expect_flag_error(const char *flag, const char *value, const char *n
         fail_msg("%s %s: message '%s' lacks '%s' or the flag", flag, value, err.msg, needle);
 }
 
+/* PAT configurations of a plan for coll (any protocol when proto < 0). */
+static size_t count_pat(const cct_plan *p, int coll, int proto)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->n_configs; i++) {
+        const cct_config *c = &p->configs[i];
+        n += c->algo == CCT_ALGO_PAT && c->coll == coll && (proto < 0 || c->proto == proto);
+    }
+    return n;
+}
+
+/* The default space forces PAT exactly where NCCL offers it: allgather and reducescatter,
+ * Simple, one rank per node; --algos naming pat forces it everywhere asked (what NCCL then
+ * ignores is recorded unsupported). */
+static void test_pat_where_offered(void **state)
+{
+    (void)state;
+    static const struct {
+        int ranks, nodes;
+        bool offered;
+    } shapes[] = {{4, 4, true},  {2, 2, true},  {8, 8, true}, {4, 1, false},
+                  {8, 2, false}, {2, 1, false}, {1, 1, false}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        cct_space s = space_for(shapes[i].ranks, shapes[i].nodes);
+        cct_plan p;
+        cct_error err;
+        assert_int_equal(cct_space_parse(&s, "--pipe-ops", "1,2", &err), CCT_OK);
+        assert_int_equal(cct_plan_build(&s, &p, &err), CCT_OK);
+        for (int c = 0; c < CCT_NUM_COLLS; c++) {
+            bool has =
+                shapes[i].offered && (c == CCT_COLL_ALLGATHER || c == CCT_COLL_REDUCESCATTER);
+            /* channels {nccl,1,2,4,max} plain, and one grouped (pipe-ops 2) reference */
+            assert_int_equal(count_pat(&p, c, CCT_PROTO_SIMPLE), has ? 5 + 1 : 0);
+            assert_int_equal(count_pat(&p, c, -1), count_pat(&p, c, CCT_PROTO_SIMPLE));
+            assert_int_equal(cct_space_forces(&s, c, CCT_ALGO_PAT, CCT_PROTO_SIMPLE), has);
+            assert_false(cct_space_forces(&s, c, CCT_ALGO_PAT, CCT_PROTO_LL));
+            assert_true(cct_space_forces(&s, c, CCT_ALGO_TREE, CCT_PROTO_LL));
+        }
+        cct_plan_destroy(&p);
+
+        /* named: forced wherever asked, whatever the shape */
+        s = space_for(shapes[i].ranks, shapes[i].nodes);
+        assert_int_equal(cct_space_parse(&s, "--algos", "ring,pat", &err), CCT_OK);
+        assert_int_equal(cct_plan_build(&s, &p, &err), CCT_OK);
+        for (int c = 0; c < CCT_NUM_COLLS; c++)
+            assert_int_equal(count_pat(&p, c, -1), 3 * 5);
+        cct_plan_destroy(&p);
+        s = space_for(shapes[i].ranks, shapes[i].nodes);
+        assert_int_equal(cct_space_parse(&s, "--algos", "ring,tree", &err), CCT_OK);
+        assert_int_equal(cct_plan_build(&s, &p, &err), CCT_OK);
+        for (int c = 0; c < CCT_NUM_COLLS; c++)
+            assert_int_equal(count_pat(&p, c, -1), 0);
+        cct_plan_destroy(&p);
+    }
+    /* the default with PAT differs from ring,tree only by PAT: another plan hash */
+    cct_space a = space_for(4, 4), b = space_for(4, 4);
+    cct_plan pa, pb;
+    cct_error err;
+    assert_int_equal(cct_space_parse(&b, "--algos", "ring,tree", &err), CCT_OK);
+    assert_int_equal(cct_plan_build(&a, &pa, &err), CCT_OK);
+    assert_int_equal(cct_plan_build(&b, &pb, &err), CCT_OK);
+    assert_int_equal(pa.n_configs, pb.n_configs + 2 * 5);
+    assert_string_not_equal(pa.hash, pb.hash);
+    cct_plan_destroy(&pa);
+    cct_plan_destroy(&pb);
+}
+
 static void test_flag_errors(void **state)
 {
     (void)state;
     expect_flag_error("--colls", "allreduce,alltoall", "'alltoall'");
     expect_flag_error("--algos", "rnig", "'rnig'");
+    expect_flag_error("--algos", "pat,", "empty item");
+    expect_flag_error("--algos", "pat_simple", "'pat_simple'");
+    expect_flag_error("--algos", "", "empty");
+    expect_flag_error("--algos", "ring,,pat", "empty item");
     expect_flag_error("--protos", "ll256", "'ll256'");
     expect_flag_error("--channels", "0", "'0'");
     expect_flag_error("--channels", "65", "'65'");
@@ -335,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_effective_bytes),
         cmocka_unit_test(test_mirrored_order),
         cmocka_unit_test(test_mann_whitney),
+        cmocka_unit_test(test_pat_where_offered),
         cmocka_unit_test(test_flag_errors),
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_estimate_and_describe),

@@ -84,6 +84,10 @@ static void print_header(const char *path, const cct_table *t)
            f->nccl);
     if (f->cuda)
         printf(", CUDA %s", f->cuda);
+    if (f->nccl_versions)
+        printf("\nNCCL:        applies to the measured release's patches and, widened at fit "
+               "time, to %s (nccl_versions)",
+               f->nccl_versions);
     printf("\ntopology:    %s; links %s: %s", cct_words_topology(f, topo, sizeof topo), f->links,
            cct_words_links(f->links));
     printf("\nLL128:       %s%s%s\n", t->ll128_allowed ? "allowed" : "not allowed",

@@ -34,6 +34,10 @@ static void help(FILE *out)
             "  --worst-case-align    decide for the worst measured buffer alignment\n"
             "  --ll128 auto|yes|no   allow LL128 rules [auto: the run's LL128 verdict]\n"
             "  --note TEXT           provenance note\n"
+            "  --nccl-versions SPEC  also apply the table on these NCCL releases (by default\n"
+            "                        only on the measured one's major.minor): versions and\n"
+            "                        ranges, e.g. 2.28 (any 2.28.x), 2.30.7, 2.28..2.30,\n"
+            "                        comma-separated; written as fingerprint.nccl_versions\n"
             "  --cc X.Y              the GPU's compute capability, for imported runs that lack it\n"
             "  --accuracy            print model accuracy (in-sample and cross-validated)\n"
             "  --argmin              the per-size argmin table instead (fastest measured\n"
@@ -54,14 +58,21 @@ typedef struct fit_args {
 static int parse_args(int argc, char **argv, fit_args *a)
 {
     static const cct_enum_name ll128_names[] = {{"auto", -1}, {"yes", 1}, {"no", 0}, {NULL, 0}};
-    static const struct option opts[] = {
-        {"store", required_argument, NULL, 's'},    {"run", required_argument, NULL, 'r'},
-        {"output", required_argument, NULL, 'o'},   {"tie", required_argument, NULL, 't'},
-        {"min-band", required_argument, NULL, 'b'}, {"worst-case-align", no_argument, NULL, 'w'},
-        {"ll128", required_argument, NULL, 'l'},    {"note", required_argument, NULL, 'n'},
-        {"accuracy", no_argument, NULL, 'a'},       {"cc", required_argument, NULL, 'c'},
-        {"include-failed", no_argument, NULL, 'F'}, {"help", no_argument, NULL, 'h'},
-        {"argmin", no_argument, NULL, 'm'},         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"store", required_argument, NULL, 's'},
+                                         {"run", required_argument, NULL, 'r'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"tie", required_argument, NULL, 't'},
+                                         {"min-band", required_argument, NULL, 'b'},
+                                         {"worst-case-align", no_argument, NULL, 'w'},
+                                         {"ll128", required_argument, NULL, 'l'},
+                                         {"note", required_argument, NULL, 'n'},
+                                         {"accuracy", no_argument, NULL, 'a'},
+                                         {"cc", required_argument, NULL, 'c'},
+                                         {"include-failed", no_argument, NULL, 'F'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"argmin", no_argument, NULL, 'm'},
+                                         {"nccl-versions", required_argument, NULL, 'V'},
+                                         {NULL, 0, NULL, 0}};
     a->store_path = "measurements.db";
     a->out_path = NULL;
     a->accuracy = false;
@@ -105,6 +116,11 @@ static int parse_args(int argc, char **argv, fit_args *a)
             break;
         case 'n':
             fo->note = optarg;
+            break;
+        case 'V':
+            if (cct_parse_nccl_versions("--nccl-versions", optarg, NULL, &perr) != CCT_OK)
+                return cct_cli_usage_error("fit", "%s", perr.msg);
+            fo->nccl_versions = optarg;
             break;
         case 'a':
             a->accuracy = true;

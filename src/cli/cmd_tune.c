@@ -52,6 +52,9 @@ static void help(FILE *out)
             "                      source tree: 4 rank processes on an H200, with NCCL's\n"
             "                      model printout for the constants]\n"
             "  --note TEXT         provenance note for the table\n"
+            "  --nccl-versions SPEC\n"
+            "                      also apply the table on these NCCL releases, as for\n"
+            "                      ccltune fit (e.g. 2.28, 2.28..2.30)\n"
             "  Every other flag goes to `ccltune search` (see ccltune search --help), e.g.\n"
             "  --ranks-per-gpu 4 --max-bytes 64M --colls allreduce,allgather.  They are\n"
             "  checked by the search's rules with a GPU or without; without one (or with\n"
@@ -188,6 +191,7 @@ enum {
     OPT_NO_CONSTANTS,
     OPT_RECORDED,
     OPT_NOTE,
+    OPT_NCCL_VERSIONS,
     OPT_SEARCH
 };
 
@@ -206,6 +210,7 @@ static const struct option *tune_options(void)
         {"no-constants", no_argument, NULL, OPT_NO_CONSTANTS},
         {"recorded", required_argument, NULL, OPT_RECORDED},
         {"note", required_argument, NULL, OPT_NOTE},
+        {"nccl-versions", required_argument, NULL, OPT_NCCL_VERSIONS},
         {"help", no_argument, NULL, 'h'},
     };
     static size_t n = 0;
@@ -243,6 +248,7 @@ static void flag_names(char **args, int n, char *buf, size_t len)
 
 typedef struct tune_args {
     const char *out_path, *store_path, *plots, *recorded, *note;
+    const char *nccl_versions; /* --nccl-versions, checked; NULL when absent */
     bool do_plots, do_constants;
     bool plots_asked;   /* --plots given: the plots are required */
     char **search_argv; /* "ccltune", "search", the search flags, "--store", DB, NULL */
@@ -253,8 +259,17 @@ typedef struct tune_args {
  * GPU or not.  Returns CCT_EXIT_OK, a usage error, or -1 after --help. */
 static int parse_args(int argc, char **argv, tune_args *a)
 {
-    *a = (tune_args){
-        "ccltune-table.yaml", "measurements.db", "plots", NULL, NULL, true, true, false, NULL, 0};
+    *a = (tune_args){"ccltune-table.yaml",
+                     "measurements.db",
+                     "plots",
+                     NULL,
+                     NULL,
+                     NULL,
+                     true,
+                     true,
+                     false,
+                     NULL,
+                     0};
     a->search_argv = calloc((size_t)argc * 2 + 6, sizeof *a->search_argv);
     if (!a->search_argv)
         return cct_cli_fail("tune", "out of memory");
@@ -287,6 +302,13 @@ static int parse_args(int argc, char **argv, tune_args *a)
         case OPT_NOTE:
             a->note = optarg;
             break;
+        case OPT_NCCL_VERSIONS: {
+            cct_error perr;
+            if (cct_parse_nccl_versions("--nccl-versions", optarg, NULL, &perr) != CCT_OK)
+                return cct_cli_usage_error("tune", "%s", perr.msg);
+            a->nccl_versions = optarg;
+            break;
+        }
         case OPT_SEARCH: /* as "--NAME [VALUE]", whatever the abbreviation or '=' typed */
             words[a->n_search++] = dashed_names[index];
             if (optarg)
@@ -326,6 +348,7 @@ int cct_cmd_tune(int argc, char **argv)
     cct_fit_table_options fo;
     cct_fit_table_options_default(&fo);
     fo.note = a.note;
+    fo.nccl_versions = a.nccl_versions;
     const char *fit_store = store_path;
     if (!a.recorded && have_gpu()) {
         long long run = run_search(a.search_argv);

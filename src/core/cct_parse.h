@@ -1,6 +1,7 @@
 /*
  * cct_parse.h - the one strict parser for text: numbers, byte sizes, comma lists and
- * enumerations (cct_parse.c).  Every flag, log, CSV and environment reader uses it.
+ * enumerations (cct_parse.c), NCCL versions and version specs (cct_parse_versions.c).  Every flag,
+ * log, CSV and environment reader uses it.
  *
  * The rules: the whole text or nothing (no spaces, no trailing text), decimal digits only
  * where an integer is expected (no '+', no hex, no overflow), plain decimal or exponent
@@ -64,5 +65,24 @@ cct_status cct_parse_list(const char *flag, const char *text, size_t max_items, 
  * or '?' (an unknown flag, or a value given to a flag that takes none) return c, from the
  * getopt globals: "--store needs a value", "unknown flag '--bogus'". */
 cct_status cct_parse_flag_error(int c, char *const *argv, cct_error *err);
+
+/* An NCCL version "MAJOR.MINOR[.PATCH]" as NCCL_VERSION_CODE ("2.28.9" -> 22809, "2.28" ->
+ * 22800); -1 when malformed (major 1..99, minor and patch 0..99, digits only). */
+int cct_parse_nccl_version(const char *text);
+
+/* The NCCL releases a table applies to beyond its own (`--nccl-versions`,
+ * fingerprint.nccl_versions): a comma list of versions and LOW..HIGH ranges, each an
+ * inclusive range of NCCL_VERSION_CODEs ("2.28" is 22800..22899; cct_parse_versions.c). */
+#define CCT_NCCL_VERSIONS_MAX 8
+typedef struct cct_nccl_versions {
+    size_t n;
+    int lo[CCT_NCCL_VERSIONS_MAX], hi[CCT_NCCL_VERSIONS_MAX];
+} cct_nccl_versions;
+/* Parse a spec; what names it in errors ("--nccl-versions: '2.x' is not an NCCL version
+ * ...").  out may be NULL (validation only). */
+cct_status cct_parse_nccl_versions(const char *what, const char *text, cct_nccl_versions *out,
+                                   cct_error *err);
+/* True when code (NCCL_VERSION_CODE) is in one of v's ranges. */
+bool cct_nccl_versions_contain(const cct_nccl_versions *v, int code);
 
 #endif

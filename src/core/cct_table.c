@@ -45,6 +45,7 @@ static void fingerprint_free(cct_fingerprint *f)
     free(f->gpu);
     free(f->links);
     free(f->nccl);
+    free(f->nccl_versions);
     free(f->cuda);
 }
 

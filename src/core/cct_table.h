@@ -124,7 +124,10 @@ typedef struct cct_fingerprint {
     int ranks_per_gpu; /* > 1: several rank processes shared each GPU (MPS + NCCL_HOSTID) */
     char *links;       /* "nvlink", "pcie", "net", "socket" (ranks joined by NET/Socket) */
     char *nccl;        /* NCCL version the measurements were taken with, "2.28.9" */
-    char *cuda;        /* optional: CUDA driver version, "13.0"; NULL when absent */
+    /* optional: further NCCL releases the table applies to, a cct_parse_nccl_versions spec
+     * ("2.28,2.30..2.31") the user gave at fit time; NULL when absent */
+    char *nccl_versions;
+    char *cuda; /* optional: CUDA driver version, "13.0"; NULL when absent */
 } cct_fingerprint;
 
 typedef struct cct_provenance {

@@ -269,6 +269,7 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
     table->fingerprint.links = strdup(fp.links[0] ? fp.links : "unknown"); /* imports: not said */
     table->fingerprint.nccl = strdup(fp.nccl[0] ? fp.nccl : "unknown");
     table->fingerprint.cuda = dup_or_null(fp.cuda);
+    table->fingerprint.nccl_versions = dup_or_null(o->nccl_versions);
     table->ll128_allowed = dopt.ll128_allowed;
     table->ll128_reason =
         strdup(o->ll128 >= 0 ? (o->ll128 ? "forced on by --ll128 yes" : "forced off by --ll128 no")

@@ -19,8 +19,11 @@
 typedef struct cct_fit_table_options {
     int64_t runs[CCT_FIT_MAX_RUNS]; /* selected runs; none: every run in the store */
     size_t n_runs;
-    int ll128;           /* -1: the fingerprint's verdict; 0/1: override */
-    const char *note;    /* provenance note, NULL for none */
+    int ll128;        /* -1: the fingerprint's verdict; 0/1: override */
+    const char *note; /* provenance note, NULL for none */
+    /* further NCCL releases the table applies to (fingerprint.nccl_versions, a checked
+     * cct_parse_nccl_versions spec), NULL for none: the table then names only its own */
+    const char *nccl_versions;
     int cc;              /* compute capability x 10 when the runs do not record it (imports); 0 */
     bool include_failed; /* use runs marked failed too (they stopped on an error) */
     bool no_cycles;      /* decide from the points' statistics only, ignoring per-cycle samples */

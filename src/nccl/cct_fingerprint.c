@@ -8,6 +8,7 @@
  * enough to see what to re-tune.
  */
 #include "cct_fingerprint.h"
+#include "cct_parse.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -32,24 +33,7 @@ const char *cct_fp_verdict_name(cct_fp_verdict verdict)
 
 int cct_nccl_version_parse(const char *text)
 {
-    if (!text)
-        return -1;
-    long part[3] = {0, 0, 0};
-    const char *p = text;
-    int n = 0;
-    while (n < 3) {
-        if (!isdigit((unsigned char)*p))
-            return -1;
-        char *end;
-        part[n++] = strtol(p, &end, 10);
-        p = end;
-        if (*p != '.')
-            break;
-        p++;
-    }
-    if (*p != '\0' || n < 2 || part[0] < 1 || part[0] > 99 || part[1] > 99 || part[2] > 99)
-        return -1;
-    return (int)(part[0] * 10000 + part[1] * 100 + part[2]);
+    return cct_parse_nccl_version(text);
 }
 
 const char *cct_nccl_version_format(int code, char *buf, size_t len)
@@ -85,6 +69,21 @@ static bool same_gpu(const char *a, const char *b)
     while (lb && isspace((unsigned char)b[lb - 1]))
         lb--;
     return la == lb && strncasecmp(a, b, la) == 0;
+}
+
+bool cct_fp_widened(const cct_fingerprint *fp, int nccl_version)
+{
+    cct_nccl_versions v;
+    return fp->nccl_versions && nccl_version > 0 &&
+           cct_parse_nccl_versions("nccl_versions", fp->nccl_versions, &v, NULL) == CCT_OK &&
+           cct_nccl_versions_contain(&v, nccl_version);
+}
+
+/* 23007 -> "2.30": the spec item that widens a table to every patch of that release. */
+static const char *minor_of(int code, char *buf, size_t len)
+{
+    snprintf(buf, len, "%d.%d", code / 10000, (code / 100) % 100);
+    return buf;
 }
 
 static bool has_topology(const cct_table *t, int nranks, int nnodes)
@@ -135,10 +134,17 @@ cct_fp_verdict cct_fingerprint_check_shape(const cct_table *t, const cct_runtime
                        "the running NCCL's version could not be found (ncclGetVersion), table "
                        "is for NCCL %s",
                        fp->nccl);
-        if (want / 100 != rt->nccl_version / 100)
-            return say(CCT_FP_NCCL, msg, len, "table is for NCCL %s, this process runs NCCL %s",
-                       fp->nccl, cct_nccl_version_format(rt->nccl_version, a, sizeof a));
-        patch_note = want != rt->nccl_version;
+        bool widened = cct_fp_widened(fp, rt->nccl_version);
+        if (want / 100 != rt->nccl_version / 100 && !widened)
+            return say(CCT_FP_NCCL, msg, len,
+                       "table is for NCCL %s%s%s, this process runs NCCL %s; re-tune with this "
+                       "NCCL (ccltune tune), or, knowing its choices were measured on %s, widen "
+                       "the table to it (ccltune fit --nccl-versions %s)",
+                       fp->nccl, fp->nccl_versions ? " and " : "",
+                       fp->nccl_versions ? fp->nccl_versions : "",
+                       cct_nccl_version_format(rt->nccl_version, a, sizeof a), fp->nccl,
+                       minor_of(rt->nccl_version, b, sizeof b));
+        patch_note = want != rt->nccl_version ? (widened ? 2 : 1) : 0;
     }
     if (fp->ranks_per_gpu > 1 && !rt->hostid_set)
         return say(CCT_FP_SHARED_GPU, msg, len,
@@ -148,6 +154,12 @@ cct_fp_verdict cct_fingerprint_check_shape(const cct_table *t, const cct_runtime
     if (!has_shape)
         return say(CCT_FP_TOPOLOGY, msg, len, "table has no section for ranks=%d nodes=%d",
                    rt->nranks, rt->nnodes);
+    if (patch_note == 2)
+        return say(CCT_FP_MATCH_OTHER_PATCH, msg, len,
+                   "match (table measured with NCCL %s, running %s: widened to it by "
+                   "nccl_versions %s)",
+                   fp->nccl, cct_nccl_version_format(rt->nccl_version, a, sizeof a),
+                   fp->nccl_versions);
     if (patch_note)
         return say(CCT_FP_MATCH_OTHER_PATCH, msg, len,
                    "match (table measured with NCCL %s, running %s: patch release differs)",

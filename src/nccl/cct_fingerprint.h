@@ -4,7 +4,8 @@
  *
  * A table is only valid where it was measured: the same GPU model and compute capability,
  * the same NCCL major.minor (NCCL's algorithms and cost model change between minor
- * releases; a different patch release is accepted and reported), and a communicator shape
+ * releases; a different patch release is accepted and reported) or a release the table was
+ * knowingly widened to (fingerprint.nccl_versions, `--nccl-versions`), and a communicator shape
  * (ranks, nodes) the table has a section for.  Tables measured with several rank processes
  * sharing one GPU (fingerprint ranks_per_gpu > 1: NCCL_HOSTID per rank, ranks joined by
  * sockets) describe a topology no real deployment has, so they match only in a process
@@ -32,7 +33,8 @@ typedef struct cct_runtime {
 
 typedef enum cct_fp_verdict {
     CCT_FP_MATCH = 0,
-    CCT_FP_MATCH_OTHER_PATCH = 1, /* matches; only the NCCL patch release differs */
+    CCT_FP_MATCH_OTHER_PATCH = 1, /* matches; the NCCL patch release differs, or the running
+                                   * NCCL is one the table was widened to (nccl_versions) */
     CCT_FP_NO_GPU = 2,            /* the GPU of this process could not be identified */
     CCT_FP_GPU = 3,               /* different GPU model */
     CCT_FP_CC = 4,                /* different compute capability */
@@ -56,6 +58,9 @@ cct_fp_verdict cct_fingerprint_check(const cct_table *table, const cct_runtime *
  * caller (the plugin's index knows in O(log n); cct_fingerprint_check scans the sections). */
 cct_fp_verdict cct_fingerprint_check_shape(const cct_table *table, const cct_runtime *rt,
                                            bool has_shape, char *msg, size_t len);
+
+/* True when the table's nccl_versions (NULL: none) contains nccl_version (NCCL_VERSION_CODE). */
+bool cct_fp_widened(const cct_fingerprint *fp, int nccl_version);
 
 /* "2.28.9" -> 22809, "2.28" -> 22800 (NCCL_VERSION_CODE); -1 when malformed. */
 int cct_nccl_version_parse(const char *text);

@@ -94,12 +94,14 @@ cct_fleet_rank cct_fleet_rank_of(const cct_table *t, const cct_runtime *rt)
     cct_fleet_rank r = {0, 0, 0, 0, 0};
     r.gpu = (fp->gpu ? 2 : 0) + (fp->cc > 0 ? 1 : 0);
     int want = fp->nccl ? cct_nccl_version_parse(fp->nccl) : -1;
-    if (want > 0 && !states_patch(fp->nccl)) {
-        r.nccl = 1;
-    } else if (want > 0 && want == rt->nccl_version) {
-        r.nccl = 3;
-    } else if (want > 0) {
+    if (want > 0 && want / 100 != rt->nccl_version / 100 && cct_fp_widened(fp, rt->nccl_version)) {
+        r.nccl = 1; /* another release, which the table was only widened to */
+    } else if (want > 0 && !states_patch(fp->nccl)) {
         r.nccl = 2;
+    } else if (want > 0 && want == rt->nccl_version) {
+        r.nccl = 4;
+    } else if (want > 0) {
+        r.nccl = 3;
         r.patch = want % 100;
         r.patch_dist = abs(r.patch - rt->nccl_version % 100);
     }
@@ -123,10 +125,10 @@ int cct_fleet_rank_cmp(const cct_fleet_rank *a, const cct_fleet_rank *b)
 const char *cct_fleet_rank_text(const cct_fleet_rank *r, char *buf, size_t len)
 {
     static const char *const gpu[] = {"any GPU", "cc named", "GPU named", "GPU and cc named"};
-    static const char *const nccl[] = {"any NCCL", "NCCL major.minor", "NCCL other patch",
-                                       "NCCL exact"};
-    snprintf(buf, len, "%s, %s%s", gpu[r->gpu & 3], nccl[r->nccl & 3],
-             r->shared ? ", shared-GPU" : "");
+    static const char *const nccl[] = {"any NCCL", "NCCL widened to", "NCCL major.minor",
+                                       "NCCL other patch", "NCCL exact"};
+    snprintf(buf, len, "%s, %s%s", gpu[r->gpu & 3],
+             nccl[r->nccl >= 0 && r->nccl <= 4 ? r->nccl : 0], r->shared ? ", shared-GPU" : "");
     return buf;
 }
 

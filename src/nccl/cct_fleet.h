@@ -41,9 +41,10 @@ void cct_fleet_list_free(char **names, size_t n);
 /* How specific a table that matches a process is; compare with cct_fleet_rank_cmp. */
 typedef struct cct_fleet_rank {
     int gpu;        /* 3 model and cc named, 2 model only, 1 cc only, 0 neither */
-    int nccl;       /* 3 exact release, 2 other patch, 1 "major.minor" only, 0 none */
-    int patch_dist; /* |table's patch - running patch| when nccl == 2 */
-    int patch;      /* the table's patch release when nccl == 2 */
+    int nccl;       /* 4 exact release, 3 other patch, 2 "major.minor" only, 1 another release
+                     * the table was widened to (nccl_versions), 0 none */
+    int patch_dist; /* |table's patch - running patch| when nccl == 3 */
+    int patch;      /* the table's patch release when nccl == 3 */
     int shared;     /* 1: a shared-GPU table where NCCL_HOSTID is set */
 } cct_fleet_rank;
 

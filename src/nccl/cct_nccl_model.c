@@ -6,6 +6,7 @@
  * NCCL itself printed on the H200.
  */
 #include "cct_nccl_model.h"
+#include "cct_pat.h"
 
 #include "cct_facts.h"
 
@@ -128,9 +129,9 @@ static bool modelled(int coll, int algo, int proto, const cct_nccl_topo *topo)
     if (algo == CCT_ALGO_TREE)
         return cct_coll_has_algo(coll, algo);
     if (algo == CCT_ALGO_PAT)
-        return cct_coll_has_algo(coll, algo) && proto == CCT_PROTO_SIMPLE && topo->cc >= 60 &&
-               topo->n_nodes == topo->n_ranks;
-    return false; /* CollNet, NVLS: unsupported here */
+        return cct_pat_has_kernel(coll, proto) && topo->cc >= 60 &&
+               topo->n_nodes == topo->n_ranks; /* NCCL's tuning model, 1 rank included */
+    return false;                              /* CollNet, NVLS: unsupported here */
 }
 
 /* Bus bandwidth of one entry after NCCL's refinements, before conversion to algorithm bw. */

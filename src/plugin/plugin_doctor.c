@@ -198,6 +198,10 @@ static const cct_pstate *check_table(const cct_doctor_opts *o, cct_doctor_report
             ps->waived.msg);
     add(r, "table", CCT_DOC_OK, "%s (from %s) loads: %zu sections, %zu rules", ps->path,
         ps->path_from, ps->table.n_sections, ps->n_rules);
+    if (ps->table.fingerprint.nccl_versions)
+        add(r, "table", CCT_DOC_INFO,
+            "measured with NCCL %s; widened at fit time to NCCL %s (nccl_versions)",
+            ps->table.fingerprint.nccl, ps->table.fingerprint.nccl_versions);
     if (ps->rules_off)
         add(r, "env", CCT_DOC_FAIL, "CCLTUNE_RULES=0: every call is left to NCCL (constants only)");
     if (ps->force_set || ps->force_env_bad)

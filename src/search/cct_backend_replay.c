@@ -8,7 +8,11 @@
  * recorded median time, perturbed by a deterministic noise of its recorded coefficient of
  * variation; sizes between recorded ones are interpolated on log-log axes.  Recorded
  * corruption, hangs and unsupported configurations are replayed as such.  A configuration
- * that was never recorded is reported unsupported rather than invented.
+ * that was never recorded is reported unsupported rather than invented.  One exception, still
+ * a measurement: a forced PAT (NCCL's choice for allgather/reducescatter at small sizes with
+ * one rank per node) that the recording never forced -- its stores predate forcing PAT --
+ * answers from the recorded default points where NCCL itself ran PAT with that protocol, at
+ * NCCL's channel count: forcing it through the plugin makes NCCL run the same thing.
  *
  * Call modes (grouped ops, registered buffers) replay their own recorded points when the
  * recording has them.  A recording of plain calls only answers them from a SYNTHETIC model,
@@ -93,14 +97,37 @@ static void synth_keys(const cct_config *cfg, uint64_t bytes, cct_observed *obs)
     obs->tuner_bytes = bytes * (uint64_t)k;
 }
 
-/* The recorded points of cfg bracketing bytes (out of place preferred). */
+/* NCCL's default point that ran cfg -- a forced PAT at NCCL's channel count -- by itself:
+ * the same call NCCL makes when the plugin forces it (see the top of this file). */
+static bool default_ran(const cct_point *p, const cct_config *cfg)
+{
+    if (cfg->algo != CCT_ALGO_PAT || cfg->channels != 0 || p->cfg.algo != CCT_DEFAULT ||
+        p->nccl_algo != cfg->algo || p->nccl_proto != cfg->proto)
+        return false;
+    cct_config d = *cfg;
+    d.algo = d.proto = CCT_DEFAULT;
+    return same_cfg(&p->cfg, &d);
+}
+
+static bool recorded_cfg(const replay_ctx *c, const cct_config *cfg)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (same_cfg(&c->points[i].cfg, cfg))
+            return true;
+    return false;
+}
+
+/* The recorded points of cfg bracketing bytes (out of place preferred).  A forced PAT the
+ * recording never forced answers from the default points where NCCL ran it, only between
+ * the smallest and the largest of them (no extrapolation to sizes where NCCL ran another). */
 static void bracket(const replay_ctx *c, const cct_config *cfg, uint64_t bytes,
                     const cct_point **lo, const cct_point **hi, const cct_point **exact)
 {
     *lo = *hi = *exact = NULL;
+    bool by_default = cfg->algo == CCT_ALGO_PAT && !recorded_cfg(c, cfg);
     for (size_t i = 0; i < c->n; i++) {
         const cct_point *p = &c->points[i];
-        if (p->in_place || !same_cfg(&p->cfg, cfg))
+        if (p->in_place || !(by_default ? default_ran(p, cfg) : same_cfg(&p->cfg, cfg)))
             continue;
         if (p->bytes == bytes)
             *exact = p;
@@ -111,6 +138,8 @@ static void bracket(const replay_ctx *c, const cct_config *cfg, uint64_t bytes,
         if (p->bytes >= bytes && (!*hi || p->bytes < (*hi)->bytes))
             *hi = p;
     }
+    if (by_default && !*exact && (!*lo || !*hi))
+        *lo = *hi = NULL;
 }
 
 static double interpolate(const cct_point *lo, const cct_point *hi, uint64_t bytes, double *cv)

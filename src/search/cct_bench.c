@@ -3,11 +3,11 @@
  * (see cct_bench.h).
  *
  * The candidates for the oracle are every algorithm/protocol NCCL offers on the path (as the
- * search forces them, at NCCL's channel count), plus, where the table has a section, the
- * configurations it has models for at its buffer sizes and the ones its rules apply -- so a
- * table without models (hand-written, or the per-size argmin) has an oracle too.  A table
- * with NCCL model constants is also benched where it has no section (with --rules off,
- * everywhere), and 'default' runs on a communicator initialised with NCCL's own constants, so
+ * search forces them, at NCCL's channel count; PAT included where NCCL offers it), plus, where the
+ * table has a section, the configurations it has models for at its buffer sizes and the ones its
+ * rules apply -- so a table without models (hand-written, or the per-size argmin) has an oracle
+ * too.  A table with NCCL model constants is also benched where it has no section (with --rules
+ * off, everywhere), and 'default' runs on a communicator initialised with NCCL's own constants, so
  * tuned vs default is the table's constants (and rules) against untouched NCCL.  The report
  * joins the three kinds of points per collective and size; ratios are speed ratios
  * (default time / tuned time), so 1.10 means the table is 10 % faster.
@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "cct_constants.h"
+#include "cct_pat.h"
 #include "cct_stats.h"
 
 static int cmp_u64(const void *a, const void *b)
@@ -87,8 +88,11 @@ static cct_status push_config(cct_config **cfgs, size_t *n, size_t *cap, size_t 
     return CCT_OK;
 }
 
-bool cct_bench_generic_candidate(const cct_table *t, int coll, int algo, int proto)
+bool cct_bench_generic_candidate(const cct_table *t, int coll, int algo, int proto, int ranks,
+                                 int nodes)
 {
+    if (algo == CCT_ALGO_PAT)
+        return cct_pat_offered(coll, proto, ranks, nodes, 0);
     if (algo != CCT_ALGO_RING && !(algo == CCT_ALGO_TREE && cct_coll_has_algo(coll, algo)))
         return false;
     if (proto == CCT_PROTO_LL128 && !t->ll128_allowed)
@@ -111,9 +115,9 @@ static bool in_space(const cct_space *s, int algo, int proto)
  * configurations the table has models for (at its buffer sizes) and the ones its rules
  * apply (but LL128 where the verdict forbids it), in any section of this collective and
  * topology (keyed by call mode or not), where it has a section; then every algorithm/protocol of
- * the search's space that NCCL offers on this path at its channel count (Ring, Tree for allreduce;
- * LL128 where the table's verdict allows it), so a table without models -- hand-written, or the
- * per-size argmin -- has an oracle too. */
+ * the search's space that NCCL offers on this path at its channel count (Ring, Tree for allreduce,
+ * PAT for allgather/reducescatter at one rank per node; LL128 where the table's verdict allows it),
+ * so a table without models -- hand-written, or the per-size argmin -- has an oracle too. */
 static cct_status push_candidates(const cct_search_opts *o, const cct_table *t, bool has_section,
                                   cct_config **cfgs, size_t *n, size_t *cap, size_t first,
                                   cct_config *c, cct_error *err)
@@ -143,7 +147,8 @@ static cct_status push_candidates(const cct_search_opts *o, const cct_table *t, 
     c->channels = 0;
     for (int a = 0; st == CCT_OK && a < CCT_NUM_ALGOS; a++)
         for (int p = 0; st == CCT_OK && p < CCT_NUM_PROTOS; p++) {
-            if (!in_space(&o->space, a, p) || !cct_bench_generic_candidate(t, c->coll, a, p))
+            if (!in_space(&o->space, a, p) ||
+                !cct_bench_generic_candidate(t, c->coll, a, p, c->ranks, c->nodes))
                 continue;
             c->algo = a;
             c->proto = p;

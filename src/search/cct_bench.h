@@ -37,9 +37,11 @@ cct_status cct_bench_build_plan(const cct_search_opts *opts, const cct_table *ta
                                 int nodes, cct_plan *plan, cct_error *err);
 
 /* Whether (algo, proto) is one of the oracle's candidates that NCCL offers for coll on the
- * bench's path, whatever the table holds: Ring; Tree for allreduce only; LL128 only where
- * the table's ll128 verdict allows it. */
-bool cct_bench_generic_candidate(const cct_table *t, int coll, int algo, int proto);
+ * bench's path (ranks on nodes), whatever the table holds: Ring; Tree for allreduce only; PAT
+ * where NCCL offers it (cct_pat_offered: allgather/reducescatter, Simple, one rank per node);
+ * LL128 only where the table's ll128 verdict allows it. */
+bool cct_bench_generic_candidate(const cct_table *t, int coll, int algo, int proto, int ranks,
+                                 int nodes);
 
 /* Per collective and size: default, tuned and oracle medians, the ratios tuned/default
  * (speed-up, >1 is faster) and tuned/oracle, what each chose; the geometric-mean gain

@@ -11,6 +11,7 @@
 #include "cct_facts.h"
 
 #include "cct_parse.h"
+#include "cct_pat.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -26,6 +27,7 @@ void cct_space_defaults(cct_space *s)
         s->colls[s->n_colls++] = c;
     s->algos[s->n_algos++] = CCT_ALGO_RING;
     s->algos[s->n_algos++] = CCT_ALGO_TREE;
+    s->algos[s->n_algos++] = CCT_ALGO_PAT; /* where NCCL offers it (cct_space_forces) */
     for (int p = 0; p < CCT_NUM_PROTOS; p++)
         s->protos[s->n_protos++] = p;
     s->baseline = true;
@@ -106,6 +108,7 @@ static cct_status add_algo(cct_space *s, const char *flag, const char *item, siz
 {
     if (i == 0)
         s->n_algos = 0;
+    s->algos_given = true;
     if (strcasecmp(item, "all") == 0) {
         s->n_algos = 0;
         for (int a = 0; a < CCT_NUM_ALGOS; a++)
@@ -374,6 +377,13 @@ cct_status cct_space_check(const cct_space *s, cct_error *err)
 
 /* ---- plan expansion ---- */
 
+bool cct_space_forces(const cct_space *s, int coll, int algo, int proto)
+{
+    if (algo != CCT_ALGO_PAT || s->algos_given)
+        return true;
+    return cct_pat_offered(coll, proto, s->ranks, s->nodes, 0);
+}
+
 typedef struct config_list {
     cct_config *items;
     size_t n, cap;
@@ -477,6 +487,8 @@ static cct_status expand_forced(const cct_space *s, uint64_t buf, uint64_t llbuf
         size_t group_start = l->n;
         for (size_t ai = 0; ai < s->n_algos; ai++) {
             for (size_t pi = 0; pi < s->n_protos; pi++) {
+                if (!cct_space_forces(s, s->colls[ci], s->algos[ai], s->protos[pi]))
+                    continue;
                 cct_config c;
                 memset(&c, 0, sizeof c);
                 c.coll = s->colls[ci];
@@ -659,6 +671,8 @@ static cct_status expand_modes(const cct_space *space, config_list *l)
                 }
                 for (size_t ai = 0; ai < space->n_algos; ai++)
                     for (size_t pi = 0; pi < space->n_protos; pi++) {
+                        if (!cct_space_forces(space, c.coll, space->algos[ai], space->protos[pi]))
+                            continue;
                         c.algo = space->algos[ai];
                         c.proto = space->protos[pi];
                         if ((st = push_config(l, &c, group)) != CCT_OK)

@@ -50,6 +50,7 @@ typedef struct cct_space {
     size_t n_colls;
     int algos[CCT_NUM_ALGOS];
     size_t n_algos;
+    bool algos_given; /* --algos given: forced as asked, NCCL's refusals recorded unsupported */
     int protos[CCT_NUM_PROTOS];
     size_t n_protos;
     bool baseline; /* also measure NCCL's default choice */
@@ -88,6 +89,12 @@ void cct_space_defaults(cct_space *space);
 /* Parse one dimension from its command-line text ("ring,tree", "1,2,4,max", "0,4,8,12",
  * "default,1M,16M").  On error, err names the flag and the offending item. */
 cct_status cct_space_parse(cct_space *space, const char *flag, const char *value, cct_error *err);
+
+/* Whether the plan forces (algo, proto) for coll at the space's ranks and nodes: always for
+ * algorithms the user named (--algos), and for the default set (ring, tree, pat) everything
+ * but a PAT that NCCL does not offer there (cct_pat_offered: allgather and reducescatter,
+ * Simple, one rank per node).  What NCCL refuses at run time is recorded unsupported. */
+bool cct_space_forces(const cct_space *space, int coll, int algo, int proto);
 
 /* Check the space is coherent (non-empty dimensions, min <= max, factor > 1, ...). */
 cct_status cct_space_check(const cct_space *space, cct_error *err);

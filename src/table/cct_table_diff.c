@@ -174,6 +174,8 @@ static cct_status fingerprint(cct_diff *d, const cct_fingerprint *a, const cct_f
     if (st == CCT_OK)
         st = str_field(d, k, nccl_minor_differs(a->nccl, b->nccl) ? dec : note, "nccl", a->nccl,
                        b->nccl);
+    if (st == CCT_OK) /* where the plugin applies the table: a decision */
+        st = str_field(d, k, dec, "nccl_versions", a->nccl_versions, b->nccl_versions);
     if (st == CCT_OK)
         st = str_field(d, k, note, "cuda", a->cuda, b->cuda);
     return st;

@@ -29,6 +29,7 @@
 
 #include "cct_constants.h"
 #include "cct_fingerprint.h"
+#include "cct_parse.h"
 #include "cct_safe_file.h"
 #include "cct_suggest.h"
 
@@ -84,6 +85,7 @@ typedef enum field_type {
     FT_PROTO,        /* int, cct_proto by its table name */
     FT_CC,           /* int, compute capability "9.0" -> 90 */
     FT_NCCL,         /* char *, an NCCL version the plugin can match (cct_nccl_version_parse) */
+    FT_NCCL_SPEC,    /* char *, NCCL versions and ranges (cct_parse_nccl_versions) */
     FT_LINKS,        /* char *, one of link_names */
     FT_KIND,         /* cct_model_kind by name */
     FT_CUSTOM,       /* the field's own function reads the value */
@@ -607,6 +609,7 @@ static cct_status read_scalar_field(reader *r, const field *f, void *obj)
     switch (f->type) {
     case FT_STRING:
     case FT_LINKS:
+    case FT_NCCL_SPEC:
     case FT_NCCL: {
         if (is_null(ev))
             return fail_at(r, at, CCT_EINVAL, "'%s' must be a string, not null", f->name);
@@ -617,6 +620,9 @@ static cct_status read_scalar_field(reader *r, const field *f, void *obj)
             return fail_at(r, at, CCT_EINVAL,
                            "'%s' must be an NCCL version like \"2.28.9\", got '%s'", f->name,
                            shown);
+        cct_error bad;
+        if (f->type == FT_NCCL_SPEC && cct_parse_nccl_versions(f->name, text, NULL, &bad) != CCT_OK)
+            return fail_at(r, at, CCT_EINVAL, "%s", bad.msg);
         char *copy = malloc(len + 1);
         if (!copy)
             return cct_error_at(r->err, CCT_ENOMEM, r->name, 0, 0, "out of memory");
@@ -914,6 +920,7 @@ static const field fingerprint_fields[] = {
     INT_FIELD(cct_fingerprint, ranks_per_gpu, FT_INT, false, 1, CCT_TABLE_MAX_RANKS),
     FIELD(cct_fingerprint, links, FT_LINKS, true),
     FIELD(cct_fingerprint, nccl, FT_NCCL, true),
+    FIELD(cct_fingerprint, nccl_versions, FT_NCCL_SPEC, false),
     FIELD(cct_fingerprint, cuda, FT_STRING, false),
 };
 

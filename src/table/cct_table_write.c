@@ -26,6 +26,7 @@
 
 #include "cct_atomic_file.h"
 #include "cct_constants.h"
+#include "cct_parse.h"
 #include "cct_table_words.h"
 #include "cct_table_write_header.h"
 #include "cct_yaml_layout.h"
@@ -244,12 +245,19 @@ static cct_status check_writable(const cct_table *t, cct_error *err)
         const char *s, *what;
         bool required;
     } strings[] = {
-        {p->tool, "provenance.tool", true},        {p->created, "provenance.created", true},
-        {p->nccl, "provenance.nccl", false},       {p->source, "provenance.source", true},
-        {p->runs, "provenance.runs", false},       {p->note, "provenance.note", false},
-        {p->command, "provenance.command", false}, {fp->gpu, "fingerprint.gpu", true},
-        {fp->links, "fingerprint.links", true},    {fp->nccl, "fingerprint.nccl", true},
-        {fp->cuda, "fingerprint.cuda", false},     {t->ll128_reason, "ll128.reason", false},
+        {p->tool, "provenance.tool", true},
+        {p->created, "provenance.created", true},
+        {p->nccl, "provenance.nccl", false},
+        {p->source, "provenance.source", true},
+        {p->runs, "provenance.runs", false},
+        {p->note, "provenance.note", false},
+        {p->command, "provenance.command", false},
+        {fp->gpu, "fingerprint.gpu", true},
+        {fp->links, "fingerprint.links", true},
+        {fp->nccl, "fingerprint.nccl", true},
+        {fp->cuda, "fingerprint.cuda", false},
+        {t->ll128_reason, "ll128.reason", false},
+        {fp->nccl_versions, "fingerprint.nccl_versions", false},
     };
     for (size_t i = 0; st == CCT_OK && i < sizeof strings / sizeof strings[0]; i++)
         if (strings[i].required || strings[i].s)
@@ -261,6 +269,10 @@ static cct_status check_writable(const cct_table *t, cct_error *err)
     cct_error why;
     if (cct_constants_check(&t->constants, &why) != CCT_OK)
         return cct_error_set(err, CCT_EINVAL, "cannot write the table: %s", why.msg);
+    cct_error bad;
+    if (fp->nccl_versions && cct_parse_nccl_versions("fingerprint.nccl_versions", fp->nccl_versions,
+                                                     NULL, &bad) != CCT_OK)
+        return cct_error_set(err, CCT_EINVAL, "cannot write the table: %s", bad.msg);
     char cc[16];
     if (cct_cc_parse(cct_cc_format(fp->cc, cc, sizeof cc)) != fp->cc)
         return cct_error_set(err, CCT_EINVAL,
@@ -630,6 +642,7 @@ static bool emit_head(FILE *f, const cct_table *t)
     fprintf(f, "  ranks_per_gpu: %d\n", fp->ranks_per_gpu ? fp->ranks_per_gpu : 1);
     fprintf(f, "  links: %s\n", fp->links);
     ok &= emit_string_field(f, "  ", "nccl", fp->nccl);
+    ok &= emit_string_field(f, "  ", "nccl_versions", fp->nccl_versions); /* absent: nothing */
     ok &= emit_string_field(f, "  ", "cuda", fp->cuda);
     fprintf(f, "ll128:\n  allowed: %s\n", t->ll128_allowed ? "true" : "false");
     ok &= emit_string_field(f, "  ", "reason", t->ll128_reason);

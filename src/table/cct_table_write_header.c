@@ -34,6 +34,13 @@ static void write_box(FILE *f, const cct_table *t)
              cct_cc_format(fp->cc, cc, sizeof cc), fp->nccl, fp->cuda ? ", CUDA driver " : "",
              fp->cuda ? fp->cuda : "");
     paragraph(f, "Box:", text);
+    if (fp->nccl_versions) {
+        snprintf(text, sizeof text,
+                 "measured with NCCL %s, widened at fit time to NCCL %s (nccl_versions): the "
+                 "plugin applies it there too, though nothing was measured there",
+                 fp->nccl, fp->nccl_versions);
+        paragraph(f, "NCCL:", text);
+    }
     paragraph(f, "Topology:", cct_words_topology(fp, topo, sizeof topo));
     paragraph(f, "Links:", cct_words_links(fp->links));
 }

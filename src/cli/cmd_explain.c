@@ -91,6 +91,43 @@ static void print_header(const char *path, const cct_table *t)
 }
 
 /* The nccl_constants block: one line per family, the entries the table sets. */
+/* "a-b unit", "a unit" when they agree, "-" when not measured. */
+static const char *span(double lo, double hi, const char *fmt, char *buf, size_t len)
+{
+    char a[32], b[32];
+    if (isnan(lo)) {
+        snprintf(buf, len, "-");
+        return buf;
+    }
+    snprintf(a, sizeof a, fmt, lo);
+    snprintf(b, sizeof b, fmt, hi);
+    if (strcmp(a, b) == 0)
+        snprintf(buf, len, "%s", a);
+    else
+        snprintf(buf, len, "%s-%s", a, b);
+    return buf;
+}
+
+/* The link matrix measured with the table's run (docs/table-format.md, link_matrix). */
+static void print_links(const cct_link_summary *l)
+{
+    if (!l->present)
+        return;
+    char bw[64], lat[64], h2d[32], d2h[32], hl[32];
+    printf("links:       stored with run %d, %d GPU%s", l->run, l->gpus, l->gpus == 1 ? "" : "s");
+    if (!isnan(l->pair_gbps_min) || !isnan(l->pair_latency_us_min))
+        printf("; GPU pairs %s GB/s, %s us one way",
+               span(l->pair_gbps_min, l->pair_gbps_max, "%.1f", bw, sizeof bw),
+               span(l->pair_latency_us_min, l->pair_latency_us_max, "%.2f", lat, sizeof lat));
+    printf("\n             host (slowest GPU): %s GB/s H2D, %s GB/s D2H, %s us one way",
+           span(l->h2d_gbps, l->h2d_gbps, "%.1f", h2d, sizeof h2d),
+           span(l->d2h_gbps, l->d2h_gbps, "%.1f", d2h, sizeof d2h),
+           span(l->host_latency_us, l->host_latency_us, "%.2f", hl, sizeof hl));
+    if (l->socket)
+        printf("; sockets over %s", l->socket);
+    printf("\n");
+}
+
 static void print_constants(const cct_constants *c)
 {
     if (!c->present)
@@ -236,6 +273,7 @@ static int explain(const char *path, const query *q)
     if (n == 0 && t.constants.present) {
         /* rules off here, but the constants still steer NCCL's own choice */
         print_header(path, &t);
+        print_links(&t.link_matrix);
         print_constants(&t.constants);
         printf("\nno section for %s ranks=%ld: NCCL chooses, with the constants above\n",
                q->coll >= 0 ? cct_coll_name(q->coll) : "any collective", q->ranks);
@@ -249,6 +287,7 @@ static int explain(const char *path, const query *q)
         list_topologies(&t);
     } else {
         print_header(path, &t);
+        print_links(&t.link_matrix);
         print_constants(&t.constants);
         for (size_t i = 0; i < n; i++)
             print_section(sel[i]);

@@ -47,6 +47,9 @@ typedef struct cct_search_opts {
     const char *bench_report; /* markdown report path; NULL: stdout */
     const char *bench_csv;    /* CSV report path; NULL: none */
     bool bench_rules_off;     /* --rules off: tuned = the table's constants only */
+    bool no_links;            /* --no-links: do not measure the link matrix */
+    const char *links_from;   /* --links-from FILE: store this matrix with the run instead */
+    char *links_json;         /* the matrix stored with a new run (cct_search_links_load) */
     int argc;                 /* the command line, passed to workers unchanged */
     char **argv;
 } cct_search_opts;
@@ -83,6 +86,13 @@ int cct_search_launch(cct_search_opts *opts, cct_error *err);
 int cct_search_worker(cct_search_opts *opts, cct_error *err);
 int cct_search_mpi(cct_search_opts *opts, cct_error *err);
 int cct_search_replay(cct_search_opts *opts, cct_error *err);
+
+/* The link matrix a new run stores (cct_search_links.c): --links-from's file, checked
+ * (FILE:LINE:COL errors), into opts->links_json; nothing without the flag.  The roles call
+ * it before cct_search_begin, which stores opts->links_json with a new run (not a resumed
+ * one); cct_search_links_free releases it. */
+cct_status cct_search_links_load(cct_search_opts *opts, cct_error *err);
+void cct_search_links_free(cct_search_opts *opts);
 
 /* Fill err with the message and return code (a role's failure, for its caller to print). */
 int cct_search_fail(cct_error *err, int code, const char *fmt, ...)

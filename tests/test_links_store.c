@@ -9,7 +9,10 @@
  * writing.  JSON: the probe's printout read back figure by figure (the whole answer and the
  * member alone), null figures, and malformed files refused with FILE:LINE:COL.  Table: a
  * summary written, read back and written again byte for byte; a table without one writes no
- * `link_matrix`; bad link_matrix mappings refused at their position.
+ * `link_matrix`; bad link_matrix mappings refused at their position.  The search's probe
+ * (cct_search_links_probe) runs this program as a stand-in `ccltune probe` (argv[1] "probe",
+ * behaviour from CCT_FAKE_PROBE): its answer kept, its failure sentence passed on, a hang
+ * killed at the timeout, nonsense refused.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -19,11 +22,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "cct_ll128.h"
 #include "cct_probe_links.h"
+#include "cct_search.h"
 #include "cct_store.h"
 #include "cct_table.h"
 #include "cli_test_util.h"
@@ -398,13 +404,87 @@ static void table_bad_link_matrix(void **state)
     assert_non_null(strstr(err.msg, "new in format 2"));
 }
 
-int main(void)
+/* The stand-in `ccltune probe --links --json`: checks the arguments the search passes. */
+static int fake_probe(int argc, char **argv)
 {
+    static const char *const want[] = {"probe",   "--links", "--json",          "--ranks", "4",
+                                       "--nodes", "4",       "--ranks-per-gpu", "4"};
+    if (argc != 10)
+        return 3;
+    for (int i = 0; i < 9; i++)
+        if (strcmp(argv[i + 1], want[i]) != 0)
+            return 3;
+    const char *mode = getenv("CCT_FAKE_PROBE");
+    if (strcmp(mode, "ok") == 0) {
+        char *text = test_data_read(SYNTHETIC);
+        fputs(text, stdout);
+        free(text);
+        return 0;
+    }
+    if (strcmp(mode, "fail") == 0) {
+        puts("{\"ok\": false, \"error\": \"no GPU visible\"}");
+        fputs("ccltune probe: error: no GPU visible\n", stderr);
+        return 1;
+    }
+    if (strcmp(mode, "hang") == 0) {
+        fflush(stdout);
+        sleep(60);
+        return 0;
+    }
+    puts("{\"link_matrix\": 5}");
+    return 0;
+}
+
+static cct_status probe_as(const char *mode, cct_search_opts *o, double timeout_s, cct_error *err)
+{
+    setenv("CCT_FAKE_PROBE", mode, 1);
+    return cct_search_links_probe(o, "/proc/self/exe", 4, 4, timeout_s, err);
+}
+
+static void search_probe(void **state)
+{
+    (void)state;
+    cct_search_opts o;
+    char *argv[] = {(char *)"search", NULL};
+    cct_search_opts_init(&o, 1, argv);
+    o.ranks_per_gpu = 4;
+    cct_error err;
+    assert_int_equal(probe_as("ok", &o, 60, &err), CCT_OK);
+    char *want = test_data_read(SYNTHETIC);
+    assert_non_null(o.links_json);
+    assert_string_equal(o.links_json, want);
+    free(want);
+    cct_search_links_free(&o);
+    assert_null(o.links_json);
+
+    assert_int_equal(probe_as("fail", &o, 60, &err), CCT_EIO);
+    assert_string_equal(err.msg, "`ccltune probe --links` exited with 1: no GPU visible");
+    assert_null(o.links_json);
+    assert_int_equal(probe_as("nonsense", &o, 60, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "`ccltune probe --links --json`:1:17: "));
+    assert_null(o.links_json);
+    o.ranks_per_gpu = 2; /* the stand-in refuses other arguments */
+    assert_int_equal(probe_as("ok", &o, 60, &err), CCT_EIO);
+    assert_non_null(strstr(err.msg, "exited with 3"));
+    o.ranks_per_gpu = 4;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(probe_as("hang", &o, 0.5, &err), CCT_EIO);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_non_null(strstr(err.msg, "did not finish"));
+    assert_true(t1.tv_sec - t0.tv_sec < 10); /* killed, not waited for */
+    assert_null(o.links_json);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "probe") == 0)
+        return fake_probe(argc, argv);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(store_round_trip),      cmocka_unit_test(old_store),
         cmocka_unit_test(json_round_trip),       cmocka_unit_test(one_gpu_summary),
         cmocka_unit_test(bad_json_refused),      cmocka_unit_test(table_round_trip),
-        cmocka_unit_test(table_bad_link_matrix),
+        cmocka_unit_test(table_bad_link_matrix), cmocka_unit_test(search_probe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,7 +30,6 @@
 #include "cct_facts.h"
 #include "cct_model_capture.h"
 #include "cct_probe.h"
-#include "cct_probe_links.h"
 #include "cct_search.h"
 #include "cct_search_run.h"
 #include "cct_say.h"
@@ -372,22 +371,24 @@ int cct_search_run_sessions(const cct_search_opts *o, cct_search_run *run, int r
     return 0;
 }
 
-/* The link matrix of a new run (cct_search_links.c): measured here unless --no-links,
- * --links-from, --resume or a bench; a failed measurement is a warning, the run goes on without. */
-static void measure_links(cct_search_opts *o, const cct_probe_info *info, int ranks, int nodes)
+/* The link matrix of a new run (cct_search_links.c): measured by `ccltune probe --links` in
+ * a child unless --no-links, --links-from, --resume or a bench; a failed measurement is a
+ * warning, the run goes on without. */
+static void measure_links(cct_search_opts *o, int ranks, int nodes)
 {
     if (o->links_json || o->no_links || o->resume_run || o->dry_run || o->bench_table)
         return;
     cct_error err;
-    if (cct_links_measure_json(info, ranks, nodes, o->ranks_per_gpu, &o->links_json, &err) !=
-        CCT_OK) {
+    if (cct_search_links_probe(o, "/proc/self/exe", ranks, nodes, CCT_LINKS_PROBE_TIMEOUT_S,
+                               &err) != CCT_OK) {
         cct_say(CCT_SAY_ERR,
                 "ccltune search: warning: the link matrix was not measured (%s); the run "
-                "goes on without one\n",
+                "goes on without one (--no-links skips the measurement)\n",
                 err.msg);
         return;
     }
-    cct_say(CCT_SAY_ERR, "ccltune search: link matrix measured; stored with the run\n");
+    cct_say(CCT_SAY_ERR, "ccltune search: link matrix measured (ccltune probe --links); stored "
+                         "with the run\n");
 }
 
 int cct_search_launch(cct_search_opts *o, cct_error *out)
@@ -452,7 +453,7 @@ int cct_search_launch(cct_search_opts *o, cct_error *out)
         free(info);
         return cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
     }
-    measure_links(o, info, ranks, nodes);
+    measure_links(o, ranks, nodes);
     free(info);
     cct_search_run run;
     cct_status begun = cct_search_begin(o, ranks, nodes, &fp, "search", &run, &err);

@@ -61,10 +61,6 @@ void cct_links_print_json(FILE *out, const cct_links *l, const cct_probe_info *i
 
 /* Measure (GPU; cct_probe_links_measure.c).  CCT_ENOGPU without a GPU. */
 cct_status cct_links_measure(const cct_probe_info *info, cct_links *l, cct_error *err);
-/* Measure and answer as `ccltune probe --links --json` would for that topology: *json
- * malloc'ed (free() it), the text a search stores with its run (GPU). */
-cct_status cct_links_measure_json(const cct_probe_info *info, int ranks, int nodes,
-                                  int ranks_per_gpu, char **json, cct_error *err);
 
 /* ---- the matrix stored with a run (cct_probe_links_store.c) ---- */
 

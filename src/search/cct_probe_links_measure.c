@@ -237,28 +237,3 @@ cct_status cct_links_measure(const cct_probe_info *info, cct_links *l, cct_error
     l->wall_s = now_s() - t0;
     return CCT_OK;
 }
-
-cct_status cct_links_measure_json(const cct_probe_info *info, int ranks, int nodes,
-                                  int ranks_per_gpu, char **json, cct_error *err)
-{
-    *json = NULL;
-    cct_links *l = malloc(sizeof *l);
-    if (!l)
-        return cct_error_set(err, CCT_ENOMEM, "out of memory");
-    cct_status st = cct_links_measure(info, l, err);
-    size_t len = 0;
-    FILE *mem = st == CCT_OK ? open_memstream(json, &len) : NULL;
-    if (st == CCT_OK && !mem)
-        st = cct_error_set(err, CCT_ENOMEM, "out of memory");
-    if (mem) {
-        cct_probe_print_json_links(mem, info, ranks, nodes, ranks_per_gpu, l);
-        if (fclose(mem) != 0)
-            st = cct_error_set(err, CCT_ENOMEM, "out of memory");
-    }
-    if (st != CCT_OK) {
-        free(*json);
-        *json = NULL;
-    }
-    free(l);
-    return st;
-}

@@ -250,9 +250,9 @@ static void stores(void)
     bad_case *c;
     char *p = tmp_path("newer.db");
     assert_true(copy_file(good, p, -1));
-    exec_sql(p, "PRAGMA user_version = 4");
-    c = add("stores", "store from a newer schema", "`PRAGMA user_version = 4`",
-            "written by a newer ccltune (schema 4");
+    exec_sql(p, "PRAGMA user_version = 99");
+    c = add("stores", "store from a newer schema", "`PRAGMA user_version = 99`",
+            "written by a newer ccltune (schema 99");
     SEARCH(c, p);
     p = tmp_path("table.yaml");
     assert_true(sf_write(p, 0644));
@@ -291,6 +291,16 @@ static void stores(void)
     c = add("stores", "a folder given as the store", "a directory",
             "is a folder, not a store file");
     SEARCH(c, p);
+    static char links[4300], links_db[4300]; /* not tmp_path's: `good` is one of those */
+    snprintf(links, sizeof links, "%s/links.json", tmp);
+    snprintf(links_db, sizeof links_db, "%s/links.db", tmp);
+    FILE *lf = fopen(links, "w");
+    assert_non_null(lf);
+    fputs("{\"link_matrix\": {\"host\": [{\"gpu\": 0, \"h2d_gbps\": -5}], \"pairs\": []}}\n", lf);
+    assert_int_equal(fclose(lf), 0);
+    c = add("stores", "link matrix with a negative figure", "`--links-from` JSON, `h2d_gbps: -5`",
+            "links.json:1:50:");
+    SEARCH(c, links_db, "--links-from", links);
     c = add("stores", "store in a missing folder", "`$TMP/missing/store.db`", "does not exist");
     SEARCH(c, tmp_path("missing/store.db"));
     c = add("stores", "resume of a run the store lacks", "`--resume 99`", "99");

@@ -5,7 +5,9 @@
  * (two rank processes on one GPU need it).  Runs a small search with 2 ranks, then reads
  * the store with SQLite and checks what the search promises: every planned point stored
  * once; forced Ring/Tree x LL/Simple points verified correct and timed; NCCL's default
- * recorded with the algorithm it chose; resume of the finished run measures nothing.
+ * recorded with the algorithm it chose; the link matrix measured and stored with the run
+ * (`probe --links`' JSON, host bandwidth > 0); resume of the finished run measures nothing
+ * and keeps that one matrix.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -74,10 +76,14 @@ static void test_small_search(void **state)
     long long runs = query("SELECT COUNT(*) FROM runs WHERE state = 'done'");
     assert_int_equal(runs, 1);
     long long run = query("SELECT MAX(id) FROM runs");
+    assert_int_equal(query("SELECT COUNT(*) FROM link_matrices WHERE json_extract(json, "
+                           "'$.link_matrix.host[0].h2d_gbps') > 0"),
+                     1);
     char extra[64];
     snprintf(extra, sizeof extra, "--resume %lld", run);
     assert_int_equal(run_search(extra), 0);
     assert_int_equal(query("SELECT COUNT(*) FROM points"), 2 * 9 * 9);
+    assert_int_equal(query("SELECT COUNT(*) FROM link_matrices"), 1);
 }
 
 int main(void)

@@ -25,7 +25,9 @@
 #include "cct_cli.h"
 #include "cct_parse.h"
 #include "cct_constants.h"
+#include "cct_probe_links.h"
 #include "cct_rule_model.h"
+#include "cct_store.h"
 #include "cct_table.h"
 #include "cct_table_words.h"
 
@@ -35,19 +37,22 @@ static const char *const NAME = "explain";
 typedef struct query {
     int coll;                              /* -1: all */
     long ranks, nodes, pipe_ops, reg_buff; /* -1: not given */
+    const char *store;                     /* --store: the full link matrix from it; NULL */
 } query;
 
 static void usage(FILE *out)
 {
     fprintf(out,
             "usage: ccltune explain FILE --coll C --ranks R [--nodes N] [--pipe-ops P]\n"
-            "                            [--regbuff no|yes]\n\n"
+            "                            [--regbuff no|yes] [--store DB]\n\n"
             "Show the decision of a tuning table for every size band.\n\n"
             "  --coll C       broadcast, reduce, allgather, reducescatter, allreduce, or all\n"
             "  --ranks R      ranks in the communicator\n"
             "  --nodes N      nodes in the communicator (default: every node count in the table)\n"
             "  --pipe-ops P   show the section the plugin picks for numPipeOps P (default 1)\n"
             "  --regbuff B    ... and for registered buffers (regBuff), no or yes (default no)\n"
+            "  --store DB     also print the whole link matrix stored in DB with the table's\n"
+            "                 run (its link_matrix), pair by pair\n"
             "  -h, --help     show this help\n\n"
             "Exit status: 0 shown, 1 unreadable table or no matching section, 2 usage error.\n");
 }
@@ -95,6 +100,76 @@ static void print_header(const char *path, const cct_table *t)
 }
 
 /* The nccl_constants block: one line per family, the entries the table sets. */
+/* "a-b unit", "a unit" when they agree, "-" when not measured. */
+static const char *span(double lo, double hi, const char *fmt, char *buf, size_t len)
+{
+    char a[32], b[32];
+    if (isnan(lo)) {
+        snprintf(buf, len, "-");
+        return buf;
+    }
+    snprintf(a, sizeof a, fmt, lo);
+    snprintf(b, sizeof b, fmt, hi);
+    if (strcmp(a, b) == 0)
+        snprintf(buf, len, "%s", a);
+    else
+        snprintf(buf, len, "%s-%s", a, b);
+    return buf;
+}
+
+/* The whole matrix stored in `store` with the table's run, as `probe --links` prints it. */
+static int print_stored_links(const char *store, const cct_table *t)
+{
+    if (!t->link_matrix.present)
+        return cct_cli_fail(NAME, "the table has no link_matrix: no run to look up in %s", store);
+    cct_store *s = NULL;
+    cct_error err;
+    char *json = NULL;
+    if (cct_store_open(store, true, &s, &err) == CCT_OK)
+        cct_store_get_links(s, t->link_matrix.run, &json, &err);
+    cct_store_close(s);
+    if (!s || (!json && err.msg[0]))
+        return cct_cli_fail(NAME, "%s", err.msg);
+    if (!json)
+        return cct_cli_fail(NAME, "%s has no link matrix for run %d (another store?)", store,
+                            t->link_matrix.run);
+    cct_links *l = malloc(sizeof *l);
+    cct_probe_info *paths = malloc(sizeof *paths);
+    char name[4200];
+    snprintf(name, sizeof name, "%s run %d", store, t->link_matrix.run);
+    cct_status st = l && paths ? cct_links_parse(json, strlen(json), name, l, paths, &err)
+                               : cct_error_set(&err, CCT_ENOMEM, "out of memory");
+    if (st == CCT_OK) {
+        printf("\n");
+        int per_gpu = t->fingerprint.ranks_per_gpu > 0 ? t->fingerprint.ranks_per_gpu : 1;
+        cct_links_print(stdout, l, paths, per_gpu);
+    }
+    free(paths);
+    free(l);
+    free(json);
+    return st == CCT_OK ? CCT_EXIT_OK : cct_cli_fail(NAME, "%s", err.msg);
+}
+
+/* The link matrix measured with the table's run (docs/table-format.md, link_matrix). */
+static void print_links(const cct_link_summary *l)
+{
+    if (!l->present)
+        return;
+    char bw[64], lat[64], h2d[32], d2h[32], hl[32];
+    printf("links:       stored with run %d, %d GPU%s", l->run, l->gpus, l->gpus == 1 ? "" : "s");
+    if (!isnan(l->pair_gbps_min) || !isnan(l->pair_latency_us_min))
+        printf("; GPU pairs %s GB/s, %s us one way",
+               span(l->pair_gbps_min, l->pair_gbps_max, "%.1f", bw, sizeof bw),
+               span(l->pair_latency_us_min, l->pair_latency_us_max, "%.2f", lat, sizeof lat));
+    printf("\n             host (slowest GPU): %s GB/s H2D, %s GB/s D2H, %s us one way",
+           span(l->h2d_gbps, l->h2d_gbps, "%.1f", h2d, sizeof h2d),
+           span(l->d2h_gbps, l->d2h_gbps, "%.1f", d2h, sizeof d2h),
+           span(l->host_latency_us, l->host_latency_us, "%.2f", hl, sizeof hl));
+    if (l->socket)
+        printf("; sockets over %s", l->socket);
+    printf("\n");
+}
+
 static void print_constants(const cct_constants *c)
 {
     if (!c->present)
@@ -240,6 +315,7 @@ static int explain(const char *path, const query *q)
     if (n == 0 && t.constants.present) {
         /* rules off here, but the constants still steer NCCL's own choice */
         print_header(path, &t);
+        print_links(&t.link_matrix);
         print_constants(&t.constants);
         printf("\nno section for %s ranks=%ld: NCCL chooses, with the constants above\n",
                q->coll >= 0 ? cct_coll_name(q->coll) : "any collective", q->ranks);
@@ -253,10 +329,13 @@ static int explain(const char *path, const query *q)
         list_topologies(&t);
     } else {
         print_header(path, &t);
+        print_links(&t.link_matrix);
         print_constants(&t.constants);
         for (size_t i = 0; i < n; i++)
             print_section(sel[i]);
     }
+    if (status == CCT_EXIT_OK && q->store)
+        status = print_stored_links(q->store, &t);
     free(sel);
     cct_table_destroy(&t);
     return status;
@@ -264,7 +343,7 @@ static int explain(const char *path, const query *q)
 
 int cct_cmd_explain(int argc, char **argv)
 {
-    enum { OPT_COLL = 256, OPT_RANKS, OPT_NODES, OPT_PIPE_OPS, OPT_REGBUFF };
+    enum { OPT_COLL = 256, OPT_RANKS, OPT_NODES, OPT_PIPE_OPS, OPT_REGBUFF, OPT_STORE };
     static const cct_enum_name no_yes[] = {{"no", 0}, {"yes", 1}, {NULL, 0}};
     static const struct option options[] = {
         {"coll", required_argument, NULL, OPT_COLL},
@@ -272,10 +351,11 @@ int cct_cmd_explain(int argc, char **argv)
         {"nodes", required_argument, NULL, OPT_NODES},
         {"pipe-ops", required_argument, NULL, OPT_PIPE_OPS},
         {"regbuff", required_argument, NULL, OPT_REGBUFF},
+        {"store", required_argument, NULL, OPT_STORE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    query q = {-2, -1, -1, -1, -1};
+    query q = {-2, -1, -1, -1, -1, NULL};
     optind = 1;
     opterr = 0;
     int c;
@@ -305,6 +385,9 @@ int cct_cmd_explain(int argc, char **argv)
             slot = &q.pipe_ops;
             hi = 1 << 30;
             break;
+        case OPT_STORE:
+            q.store = optarg;
+            continue;
         case OPT_REGBUFF: {
             int yes;
             if (cct_parse_enum("--regbuff", optarg, no_yes, &yes, &perr) != CCT_OK)

@@ -18,6 +18,15 @@ void cct_table_init(cct_table *table)
     memset(table, 0, sizeof *table);
     table->format = CCT_TABLE_FORMAT;
     cct_constants_clear(&table->constants);
+    cct_link_summary_clear(&table->link_matrix);
+}
+
+void cct_link_summary_clear(cct_link_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    s->pair_gbps_min = s->pair_gbps_max = NAN;
+    s->pair_latency_us_min = s->pair_latency_us_max = NAN;
+    s->h2d_gbps = s->d2h_gbps = s->host_latency_us = NAN;
 }
 
 void cct_constants_clear(cct_constants *constants)
@@ -56,6 +65,7 @@ void cct_table_destroy(cct_table *table)
     provenance_free(&table->provenance);
     fingerprint_free(&table->fingerprint);
     free(table->ll128_reason);
+    free(table->link_matrix.socket);
     for (size_t i = 0; i < table->n_env; i++) {
         free(table->env[i].key);
         free(table->env[i].value);

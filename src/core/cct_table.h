@@ -165,6 +165,23 @@ typedef struct cct_constants {
 /* Every entry NAN, present false. */
 void cct_constants_clear(cct_constants *constants);
 
+/* A compact summary of the link matrix measured with the fitted run (`ccltune probe --links`,
+ * stored in the store's link_matrices); the YAML key `link_matrix`.  present false when the
+ * store had none.  A NAN figure was not measured (one GPU has no pairs). */
+typedef struct cct_link_summary {
+    bool present;
+    int run;                                         /* the store run it was measured for */
+    int gpus;                                        /* GPUs measured */
+    double pair_gbps_min, pair_gbps_max;             /* copy bandwidth: slowest, fastest pair */
+    double pair_latency_us_min, pair_latency_us_max; /* one-way latency: fastest, slowest pair */
+    double h2d_gbps, d2h_gbps; /* host bandwidth of the slowest GPU, each direction */
+    double host_latency_us;    /* one-way latency to a host thread, the slowest GPU's */
+    char *socket;              /* the interface NCCL's socket transport picks; NULL none */
+} cct_link_summary;
+
+/* Every figure NAN, present false, no socket (frees nothing). */
+void cct_link_summary_clear(cct_link_summary *s);
+
 typedef struct cct_table {
     int format;
     cct_provenance provenance;
@@ -175,7 +192,8 @@ typedef struct cct_table {
     cct_kv *env; /* sorted by key */
     size_t n_sections;
     cct_section *sections;
-    cct_constants constants; /* NCCL model constants; constants.present false when absent */
+    cct_constants constants;      /* NCCL model constants; constants.present false when absent */
+    cct_link_summary link_matrix; /* link_matrix.present false when absent */
 } cct_table;
 
 void cct_table_init(cct_table *table);

@@ -11,6 +11,7 @@
 
 #include "cct_argmin.h"
 #include "cct_cycles.h"
+#include "cct_probe_links.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,6 +200,34 @@ static const char *table_source(const char *run_source)
     return "imported";
 }
 
+/* The link matrix of the newest selected run that has one, in the table's few figures
+ * (cct_links_summarize); no run with one leaves the table without (so a store from before
+ * schema 4 gives the same bytes as ever).  A stored matrix that does not read is an error:
+ * the search checked it before storing it. */
+static cct_status fit_links(cct_store *store, const int64_t *ids, size_t n, cct_table *t,
+                            cct_error *err)
+{
+    for (size_t i = n; i-- > 0;) {
+        char *json = NULL;
+        cct_status st = cct_store_get_links(store, ids[i], &json, err);
+        if (st != CCT_OK)
+            return st;
+        if (!json)
+            continue;
+        cct_links *l = malloc(sizeof *l);
+        char name[64];
+        snprintf(name, sizeof name, "run %lld's link matrix", (long long)ids[i]);
+        st = l ? cct_links_parse(json, strlen(json), name, l, NULL, err)
+               : cct_error_set(err, CCT_ENOMEM, "out of memory");
+        if (st == CCT_OK)
+            st = cct_links_summarize(l, (int)ids[i], &t->link_matrix, err);
+        free(l);
+        free(json);
+        return st;
+    }
+    return CCT_OK;
+}
+
 cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_options *o,
                                     cct_table *table, cct_fit_table_summary *summary,
                                     cct_error *err)
@@ -299,6 +328,8 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
         if (summary)
             summary->skipped = skipped;
     }
+    if (st == CCT_OK)
+        st = fit_links(store, ids, n_ids, table, err);
     if (st == CCT_OK && summary) {
         size_t skipped = summary->skipped;
         memset(summary, 0, sizeof *summary);

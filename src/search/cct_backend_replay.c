@@ -357,6 +357,9 @@ int cct_search_replay(cct_search_opts *o, cct_error *out)
     cct_store *rec = NULL;
     cct_point *points = NULL;
     size_t n = 0;
+    /* a replay has no links of its own: only --links-from's recorded matrix is stored */
+    if (cct_search_links_load(o, &err) != CCT_OK)
+        return cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
     if (cct_store_open(o->replay_path, true, &rec, &err) != CCT_OK ||
         cct_store_load_points(rec, NULL, 0, &points, &n, &err) != CCT_OK) {
         cct_store_close(rec);
@@ -384,7 +387,9 @@ int cct_search_replay(cct_search_opts *o, cct_error *out)
     snprintf(host, sizeof host, "replay of %s", o->replay_path);
     memcpy(fp.host, host, sizeof fp.host);
     cct_search_run run;
-    if (cct_search_begin(o, ranks, nodes, &fp, "replay", &run, &err) != CCT_OK) {
+    cct_status begun = cct_search_begin(o, ranks, nodes, &fp, "replay", &run, &err);
+    cct_search_links_free(o);
+    if (begun != CCT_OK) {
         free(points);
         return cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
     }

@@ -371,6 +371,26 @@ int cct_search_run_sessions(const cct_search_opts *o, cct_search_run *run, int r
     return 0;
 }
 
+/* The link matrix of a new run (cct_search_links.c): measured by `ccltune probe --links` in
+ * a child unless --no-links, --links-from, --resume or a bench; a failed measurement is a
+ * warning, the run goes on without. */
+static void measure_links(cct_search_opts *o, int ranks, int nodes)
+{
+    if (o->links_json || o->no_links || o->resume_run || o->dry_run || o->bench_table)
+        return;
+    cct_error err;
+    if (cct_search_links_probe(o, "/proc/self/exe", ranks, nodes, CCT_LINKS_PROBE_TIMEOUT_S,
+                               &err) != CCT_OK) {
+        cct_say(CCT_SAY_ERR,
+                "ccltune search: warning: the link matrix was not measured (%s); the run "
+                "goes on without one (--no-links skips the measurement)\n",
+                err.msg);
+        return;
+    }
+    cct_say(CCT_SAY_ERR, "ccltune search: link matrix measured (ccltune probe --links); stored "
+                         "with the run\n");
+}
+
 int cct_search_launch(cct_search_opts *o, cct_error *out)
 {
     cct_error err;
@@ -427,11 +447,18 @@ int cct_search_launch(cct_search_opts *o, cct_error *out)
     cct_store_fingerprint fp;
     cct_probe_fingerprint(info, ranks, nodes, o->ranks_per_gpu, &fp);
     int ngpus = info->n_gpus;
-    free(info);
     struct timespec started;
     clock_gettime(CLOCK_MONOTONIC, &started);
+    if (cct_search_links_load(o, &err) != CCT_OK) {
+        free(info);
+        return cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
+    }
+    measure_links(o, ranks, nodes);
+    free(info);
     cct_search_run run;
-    if (cct_search_begin(o, ranks, nodes, &fp, "search", &run, &err) != CCT_OK)
+    cct_status begun = cct_search_begin(o, ranks, nodes, &fp, "search", &run, &err);
+    cct_search_links_free(o);
+    if (begun != CCT_OK)
         return cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
     cct_say(CCT_SAY_ERR,
             "ccltune search: run %lld%s in %s: %d ranks (%d per GPU), %d NCCL nodes, plan %s, "

@@ -185,7 +185,10 @@ int cct_search_mpi(cct_search_opts *o, cct_error *out)
     if (rank == 0 && ok) {
         cct_store_fingerprint fp;
         cct_probe_fingerprint(info, size, nodes, o->ranks_per_gpu, &fp);
-        ok = cct_search_begin(o, size, nodes, &fp, "search", &run, &err) == CCT_OK;
+        /* under MPI only a matrix given with --links-from goes with the run */
+        ok = cct_search_links_load(o, &err) == CCT_OK &&
+             cct_search_begin(o, size, nodes, &fp, "search", &run, &err) == CCT_OK;
+        cct_search_links_free(o);
         run_id = run.run_id;
     }
     if (!ok)

@@ -19,6 +19,7 @@
 
 #include "cct_error.h"
 #include "cct_probe.h"
+#include "cct_table.h"
 
 #define CCT_LINKS_MAX_SAMPLES 16
 
@@ -60,5 +61,18 @@ void cct_links_print_json(FILE *out, const cct_links *l, const cct_probe_info *i
 
 /* Measure (GPU; cct_probe_links_measure.c).  CCT_ENOGPU without a GPU. */
 cct_status cct_links_measure(const cct_probe_info *info, cct_links *l, cct_error *err);
+
+/* ---- the matrix stored with a run (cct_probe_links_store.c) ---- */
+
+/* Read a matrix back from JSON: `probe --links --json`'s whole answer (its "link_matrix")
+ * or that member alone; null figures stay NAN.  paths (may be NULL) gets n_gpus and NCCL's
+ * path per pair (CCT_PATH_UNKNOWN where not given); nothing else of it is set.  Errors are
+ * "NAME:LINE:COL: ...". */
+cct_status cct_links_parse(const char *data, size_t len, const char *name, cct_links *l,
+                           cct_probe_info *paths, cct_error *err);
+/* The table's summary of l (cct_link_summary): slowest and fastest pair, the slowest GPU's
+ * host figures, the socket interface; measured with store run `run`.  s is overwritten
+ * (its socket is allocated: cct_table_destroy frees it with the table). */
+cct_status cct_links_summarize(const cct_links *l, int run, cct_link_summary *s, cct_error *err);
 
 #endif

@@ -49,7 +49,10 @@ typedef struct cct_search_opts {
     bool bench_rules_off;         /* --rules off: tuned = the table's constants only */
     const char *bench_compare[4]; /* --compare: tables judged in the same run (absolute) */
     size_t n_bench_compare;
-    int argc; /* the command line, passed to workers unchanged */
+    bool no_links;          /* --no-links: do not measure the link matrix */
+    const char *links_from; /* --links-from FILE: store this matrix with the run instead */
+    char *links_json;       /* the matrix stored with a new run (cct_search_links_load) */
+    int argc;               /* the command line, passed to workers unchanged */
     char **argv;
 } cct_search_opts;
 
@@ -85,6 +88,20 @@ int cct_search_launch(cct_search_opts *opts, cct_error *err);
 int cct_search_worker(cct_search_opts *opts, cct_error *err);
 int cct_search_mpi(cct_search_opts *opts, cct_error *err);
 int cct_search_replay(cct_search_opts *opts, cct_error *err);
+
+/* The link matrix a new run stores (cct_search_links.c): --links-from's file, checked
+ * (FILE:LINE:COL errors), into opts->links_json; nothing without the flag (a GPU launcher
+ * then measures one with cct_search_links_probe).  The roles call
+ * it before cct_search_begin, which stores opts->links_json with a new run (not a resumed
+ * one); cct_search_links_free releases it. */
+cct_status cct_search_links_load(cct_search_opts *opts, cct_error *err);
+void cct_search_links_free(cct_search_opts *opts);
+/* Measure the links for a new run on a GPU: run `EXE probe --links --json` for the topology
+ * (exe: "/proc/self/exe" in ccltune) as a child, killed after timeout_s, and keep its checked
+ * answer in opts->links_json.  CCT_EIO with the probe's own sentence when it fails. */
+#define CCT_LINKS_PROBE_TIMEOUT_S 120.0
+cct_status cct_search_links_probe(cct_search_opts *opts, const char *exe, int ranks, int nodes,
+                                  double timeout_s, cct_error *err);
 
 /* Fill err with the message and return code (a role's failure, for its caller to print). */
 int cct_search_fail(cct_error *err, int code, const char *fmt, ...)

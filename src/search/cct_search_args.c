@@ -84,6 +84,11 @@ void cct_search_print_help(FILE *out)
         "  --resume RUN          continue run RUN; nothing stored is measured again\n"
         "  --dry-run             print the plan and the estimated time, measure nothing\n"
         "  --replay DB           answer from a recorded store instead of a GPU (testing)\n"
+        "  --no-links            do not measure the link matrix (`ccltune probe --links`)\n"
+        "                        that a run on a GPU stores before its first session\n"
+        "  --links-from FILE     store this matrix (`probe --links --json`) with the run\n"
+        "                        instead of measuring one (with --replay: the recorded box's;\n"
+        "                        a replay stores none without it)\n"
         "\n"
         "Exit status: 0 the run is complete (its id is printed on stdout), 1 a measurement,\n"
         "the store or a worker failed (what was measured stays; --resume continues), 2 usage\n"
@@ -129,6 +134,8 @@ enum {
     OPT_RESUME,
     OPT_DRY_RUN,
     OPT_REPLAY,
+    OPT_NO_LINKS,
+    OPT_LINKS_FROM,
     OPT_HELP
 };
 
@@ -171,6 +178,8 @@ static const struct option long_opts[] = {
     {"resume", required_argument, NULL, OPT_RESUME},
     {"dry-run", no_argument, NULL, OPT_DRY_RUN},
     {"replay", required_argument, NULL, OPT_REPLAY},
+    {"no-links", no_argument, NULL, OPT_NO_LINKS},
+    {"links-from", required_argument, NULL, OPT_LINKS_FROM},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -286,6 +295,12 @@ static cct_status apply(cct_search_opts *o, int c, const char *flag, const char 
         return CCT_OK;
     case OPT_REPLAY:
         o->replay_path = arg;
+        return CCT_OK;
+    case OPT_NO_LINKS:
+        o->no_links = true;
+        return CCT_OK;
+    case OPT_LINKS_FROM:
+        o->links_from = arg;
         return CCT_OK;
     default:
         return cct_error_set(err, CCT_EINVAL, "%s is not a search flag", flag);

@@ -84,6 +84,9 @@ cct_status cct_search_begin(cct_search_opts *o, int ranks, int nodes,
     if ((st = cct_store_begin_run(run->store, &r, err)) != CCT_OK)
         goto fail;
     run->run_id = r.id;
+    /* the links of a new run: measured by the launcher or given with --links-from */
+    if (o->links_json && (st = cct_store_put_links(run->store, r.id, o->links_json, err)) != CCT_OK)
+        goto fail;
     return CCT_OK;
 fail:
     cct_store_close(run->store);

@@ -26,8 +26,9 @@
 #include "cct_error.h"
 #include "cct_measure.h"
 
-/* 2: call modes (pipe_ops, reg_buff, tuner_*); 3: nccl_logs (NCCL's model printout per run) */
-#define CCT_STORE_SCHEMA_VERSION 3
+/* 2: call modes (pipe_ops, reg_buff, tuner_*); 3: nccl_logs (NCCL's model printout per run);
+ * 4: link_matrices (the measured link matrix per run) */
+#define CCT_STORE_SCHEMA_VERSION 4
 
 typedef struct cct_store cct_store;
 
@@ -140,5 +141,14 @@ cct_status cct_store_put_nccl_log(cct_store *store, int64_t run_id, int ranks, i
 /* The run's printout: *text malloc'ed (free() it), or NULL with CCT_OK when the run has none
  * -- always so in a store older than schema 3, which is read as it is. */
 cct_status cct_store_get_nccl_log(cct_store *store, int64_t run_id, char **text, cct_error *err);
+
+/* The link matrix measured for a run (`ccltune probe --links --json`'s object, or the file
+ * given with --links-from), stored verbatim; the caller checks it first (cct_links_parse).
+ * One per run: a second put replaces the first.  CCT_ENOTFOUND if the run does not exist;
+ * CCT_EINVAL for empty text. */
+cct_status cct_store_put_links(cct_store *store, int64_t run_id, const char *json, cct_error *err);
+/* The run's matrix: *json malloc'ed (free() it), or NULL with CCT_OK when the run has none --
+ * always so in a store older than schema 4, which is read as it is. */
+cct_status cct_store_get_links(cct_store *store, int64_t run_id, char **json, cct_error *err);
 
 #endif

@@ -165,7 +165,16 @@ static const char schema_v3[] = "CREATE TABLE nccl_logs (\n"
                                 "    text     TEXT    NOT NULL\n"
                                 ");\n";
 
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3};
+/* Version 4: the link matrix measured at the start of a run (`ccltune probe --links --json`),
+ * or one recorded elsewhere and given with --links-from.  A new table only: older runs have
+ * no row. */
+static const char schema_v4[] = "CREATE TABLE link_matrices (\n"
+                                "    run_id   INTEGER PRIMARY KEY REFERENCES runs (id),\n"
+                                "    stored   TEXT    NOT NULL,\n"
+                                "    json     TEXT    NOT NULL\n"
+                                ");\n";
+
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4};
 _Static_assert(sizeof migrations / sizeof migrations[0] == CCT_STORE_SCHEMA_VERSION,
                "one migration per schema version");
 

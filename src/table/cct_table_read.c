@@ -1400,6 +1400,54 @@ static cct_status read_ll128(reader *r, const field *f, void *obj)
     return read_sub(r, "'ll128'", ll128_fields, N_OF(ll128_fields), obj);
 }
 
+/* ---- link_matrix: the summary of the run's measured link matrix ---- */
+
+#define MAX_LINK_FIGURE 1000000000LL /* GB/s or microseconds no link can reach */
+
+static const field link_fields[] = {
+    INT_FIELD(cct_link_summary, run, FT_INT, true, 1, INT_MAX),
+    INT_FIELD(cct_link_summary, gpus, FT_INT, true, 1, CCT_TABLE_MAX_RANKS),
+    INT_FIELD(cct_link_summary, pair_gbps_min, FT_FLOAT_NONNEG, false, 0, MAX_LINK_FIGURE),
+    INT_FIELD(cct_link_summary, pair_gbps_max, FT_FLOAT_NONNEG, false, 0, MAX_LINK_FIGURE),
+    INT_FIELD(cct_link_summary, pair_latency_us_min, FT_FLOAT_NONNEG, false, 0, MAX_LINK_FIGURE),
+    INT_FIELD(cct_link_summary, pair_latency_us_max, FT_FLOAT_NONNEG, false, 0, MAX_LINK_FIGURE),
+    INT_FIELD(cct_link_summary, h2d_gbps, FT_FLOAT_NONNEG, false, 0, MAX_LINK_FIGURE),
+    INT_FIELD(cct_link_summary, d2h_gbps, FT_FLOAT_NONNEG, false, 0, MAX_LINK_FIGURE),
+    INT_FIELD(cct_link_summary, host_latency_us, FT_FLOAT_NONNEG, false, 0, MAX_LINK_FIGURE),
+    FIELD(cct_link_summary, socket, FT_STRING, false),
+};
+
+/* A _min/_max pair comes together, the minimum not above the maximum. */
+static cct_status check_link_range(reader *r, const seen_keys *seen, size_t lo_field, double lo,
+                                   double hi)
+{
+    bool has_lo = seen->mask & (1u << lo_field), has_hi = seen->mask & (1u << (lo_field + 1));
+    const char *lo_name = link_fields[lo_field].name, *hi_name = link_fields[lo_field + 1].name;
+    if (has_lo != has_hi)
+        return fail_at(r, has_lo ? seen->at[lo_field] : seen->at[lo_field + 1], CCT_EINVAL,
+                       "'%s' needs '%s' beside it", has_lo ? lo_name : hi_name,
+                       has_lo ? hi_name : lo_name);
+    if (has_lo && lo > hi)
+        return fail_at(r, seen->at[lo_field], CCT_EINVAL, "'%s' %g is above '%s' %g", lo_name, lo,
+                       hi_name, hi);
+    return CCT_OK;
+}
+
+static cct_status read_link_matrix(reader *r, const field *f, void *obj)
+{
+    cct_link_summary *l = &((cct_table *)obj)->link_matrix;
+    seen_keys seen;
+    cct_status st = need_format2(r, f->name);
+    if (st == CCT_OK)
+        st = read_fields(r, "'link_matrix'", link_fields, N_OF(link_fields), l, NULL, &seen);
+    if (st == CCT_OK)
+        st = check_link_range(r, &seen, 2, l->pair_gbps_min, l->pair_gbps_max);
+    if (st == CCT_OK)
+        st = check_link_range(r, &seen, 4, l->pair_latency_us_min, l->pair_latency_us_max);
+    l->present = st == CCT_OK;
+    return st;
+}
+
 /* ---- nccl_constants: NCCL model constants (cct_constants.h names every entry) ---- */
 
 /* One family's mapping, "entry name: number".  Names must be spelt exactly; latencies must
@@ -1506,6 +1554,7 @@ static const field root_fields[] = {
     {"recommended_env", FT_CUSTOM, false, 0, 0, 0, read_env},
     {"collectives", FT_CUSTOM, true, 0, 0, 0, read_collectives},
     {"nccl_constants", FT_CUSTOM, false, 0, 0, 0, read_constants},
+    {"link_matrix", FT_CUSTOM, false, 0, 0, 0, read_link_matrix},
 };
 
 static cct_status check_duplicate_sections(reader *r)

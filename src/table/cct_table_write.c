@@ -258,6 +258,7 @@ static cct_status check_writable(const cct_table *t, cct_error *err)
         {fp->cuda, "fingerprint.cuda", false},
         {t->ll128_reason, "ll128.reason", false},
         {fp->nccl_versions, "fingerprint.nccl_versions", false},
+        {t->link_matrix.present ? t->link_matrix.socket : NULL, "link_matrix.socket", false},
     };
     for (size_t i = 0; st == CCT_OK && i < sizeof strings / sizeof strings[0]; i++)
         if (strings[i].required || strings[i].s)
@@ -619,6 +620,37 @@ static bool emit_constants(FILE *f, const cct_constants *c)
     return ok;
 }
 
+/* link_matrix: the run's measured links in a few figures, only those measured; nothing
+ * when the store had no matrix (so older stores give the same bytes as before). */
+static bool emit_link_matrix(FILE *f, const cct_link_summary *l)
+{
+    if (!l->present)
+        return true;
+    static const struct {
+        const char *key, *fmt;
+        size_t offset;
+    } figures[] = {
+        {"pair_gbps_min", "%.2f", offsetof(cct_link_summary, pair_gbps_min)},
+        {"pair_gbps_max", "%.2f", offsetof(cct_link_summary, pair_gbps_max)},
+        {"pair_latency_us_min", "%.3f", offsetof(cct_link_summary, pair_latency_us_min)},
+        {"pair_latency_us_max", "%.3f", offsetof(cct_link_summary, pair_latency_us_max)},
+        {"h2d_gbps", "%.2f", offsetof(cct_link_summary, h2d_gbps)},
+        {"d2h_gbps", "%.2f", offsetof(cct_link_summary, d2h_gbps)},
+        {"host_latency_us", "%.3f", offsetof(cct_link_summary, host_latency_us)},
+    };
+    fprintf(f, "link_matrix:  # stored with run %d (ccltune probe --links)\n", l->run);
+    fprintf(f, "  run: %d\n  gpus: %d\n", l->run, l->gpus);
+    for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++) {
+        double v = *(const double *)(const void *)((const char *)l + figures[i].offset);
+        if (isnan(v))
+            continue;
+        fprintf(f, "  %s: ", figures[i].key);
+        put_float(f, figures[i].fmt, v);
+        fputc('\n', f);
+    }
+    return emit_string_field(f, "  ", "socket", l->socket);
+}
+
 static bool emit_head(FILE *f, const cct_table *t)
 {
     const cct_provenance *p = &t->provenance;
@@ -656,7 +688,8 @@ static bool emit_head(FILE *f, const cct_table *t)
 
 static cct_status emit(FILE *f, const cct_table *t)
 {
-    if (!emit_head(f, t) || !emit_constants(f, &t->constants))
+    if (!emit_head(f, t) || !emit_link_matrix(f, &t->link_matrix) ||
+        !emit_constants(f, &t->constants))
         return CCT_ENOMEM;
     if (t->n_sections == 0) {
         fputs("collectives: {}\n", f);

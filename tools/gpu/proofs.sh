@@ -42,7 +42,13 @@ mkdir -p "$W/rec" "$W/rec-simple" "$W/rec-loop-1" "$W/rec-loop-2" "$W/rec-loop-3
 t0=$SECONDS
 "$C" tune -o "$T" --store "$W/t$RANKS.db" --no-plots --ranks-per-gpu "$RANKS" --ranks "$RANKS" \
     --max-bytes "${MAXB:-64M}" >"$W/logs/tune.log" 2>&1
-say "tune: rc=$? $((SECONDS - t0)) s"
+rc=$?
+say "tune: rc=$rc $((SECONDS - t0)) s; $(grep -ciE 'pat' "$T" 2>/dev/null) lines naming PAT in the table"
+"$C" explain "$T" --store "$W/t$RANKS.db" >"$W/logs/explain.txt" 2>&1
+say "explain --store: exit $?; $(grep -ciE 'link' "$W/logs/explain.txt") lines on links"
+if [ $rc -ne 0 ] || [ ! -f "$T" ]; then
+    cp "$ROOT/tables/h200-socket-4ranks.yaml" "$T" && say "tune failed: the committed 4-rank table stands in"
+fi
 pack
 t0=$SECONDS
 timeout 120 meson test -C "$B" --suite gpu --print-errorlogs --num-processes 2 >"$W/logs/gpu-tests.log" 2>&1

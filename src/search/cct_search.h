@@ -44,10 +44,14 @@ typedef struct cct_search_opts {
     const char *bench_table; /* ccltune bench: the table under test (absolute path) */
     uint64_t bench_sizes[64];
     size_t n_bench_sizes;
-    const char *bench_report; /* markdown report path; NULL: stdout */
-    const char *bench_csv;    /* CSV report path; NULL: none */
-    bool bench_rules_off;     /* --rules off: tuned = the table's constants only */
-    int argc;                 /* the command line, passed to workers unchanged */
+    const char *bench_report;   /* markdown report path; NULL: stdout */
+    const char *bench_csv;      /* CSV report path; NULL: none */
+    bool bench_rules_off;       /* --rules off: tuned = the table's constants only */
+    const char *sizes_from[16]; /* --sizes-from: recordings (files or folders) */
+    size_t n_sizes_from;
+    size_t sizes_recorded; /* after parsing: (collective, size) pairs taken from them */
+    size_t sizes_dropped;  /* exact sizes left out beyond the space's limit */
+    int argc;              /* the command line, passed to workers unchanged */
     char **argv;
 } cct_search_opts;
 
@@ -58,6 +62,11 @@ void cct_search_opts_init(cct_search_opts *opts, int argc, char **argv);
  * without one), with the search's own rules; CCT_EINVAL with err naming the flag. */
 cct_status cct_search_set_flag(cct_search_opts *opts, const char *name, const char *value,
                                cct_error *err);
+
+/* --sizes-from (cct_search_sizes.c): set ranks, collectives and sizes from the recordings
+ * in opts->sizes_from; sizes_given says --colls or a size flag was also given (an error).
+ * Errors: the reader's FILE:OFFSET messages, or a rank count the recordings lack. */
+cct_status cct_search_apply_sizes_from(cct_search_opts *opts, bool sizes_given, cct_error *err);
 
 /* The search's getopt_long table (ends with a zero entry), for commands that pass flags on
  * to a search (tune). */

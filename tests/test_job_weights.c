@@ -9,7 +9,7 @@
  * store (NCCL's default 30 us vs 20 us at 1 KiB, 120 us vs 100 us at 1 MiB, nothing within
  * 2x of 256 KiB) the 1 MiB calls are too, at the store's gain.  The numbers are worked by
  * hand in the comments: per rank process, per step with --steps, and the share of the
- * job's collective time.
+ * job's collective time; `explain --weights-from` shows the same per rule band.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -230,6 +230,45 @@ static void test_bad_flags(void **state)
     ct_result_free(&r);
 }
 
+static void test_explain_weights(void **state)
+{
+    (void)state;
+    /* per process per step: 1 KiB 100 calls / 10 = 10.0, 2 ms / 10 = 0.200 ms, saving
+     * 0.100 ms; the second band 20 calls, 1.5 ms -> 2.0 calls, 0.150 ms, no estimate */
+    const char *args[] = {
+        "explain",        table, "--coll",  "allreduce", "--ranks", "4", "--weights-from", rec0,
+        "--weights-from", rec1,  "--steps", "10",        NULL};
+    ct_result r = ct_run(args);
+    assert_int_equal(r.status, 0);
+    assert_non_null(
+        strstr(r.out, "job: 10.0 calls, 0.200 ms GPU per step per rank process, saves 0.100 ms\n"));
+    assert_non_null(strstr(r.out, "job: 2.0 calls, 0.150 ms GPU per step per rank process\n"));
+    assert_non_null(strstr(r.out, "for this job the table saves 0.100 ms GPU per step"));
+    ct_result_free(&r);
+    /* a folder stands for its recordings: the same numbers */
+    const char *folder[] = {"explain",        table, "--coll",  "allreduce", "--ranks", "4",
+                            "--weights-from", dir,   "--steps", "10",        NULL};
+    r = ct_run(folder);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "job: 10.0 calls, 0.200 ms GPU per step per rank process"));
+    ct_result_free(&r);
+    /* --steps without recordings: usage; a damaged recording: exit 1 with FILE:OFFSET */
+    const char *steps[] = {"explain", table,     "--coll", "allreduce", "--ranks",
+                           "4",       "--steps", "10",     NULL};
+    r = ct_run(steps);
+    assert_int_equal(r.status, 2);
+    ct_result_free(&r);
+    assert_int_equal(truncate(rec1, 50), 0);
+    const char *bad[] = {"explain",        table, "--coll", "allreduce", "--ranks", "4",
+                         "--weights-from", rec1,  NULL};
+    r = ct_run(bad);
+    assert_int_equal(r.status, 1);
+    char want[4500];
+    snprintf(want, sizeof want, "%s:", rec1);
+    assert_non_null(strstr(r.err, want));
+    ct_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -237,6 +276,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gains_from_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_flags, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_explain_weights, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,12 +20,12 @@
 
 #include "cct_json_write.h"
 #include "cct_cli.h"
+#include "cct_cli_job.h"
 #include "cct_grow.h"
 #include "cct_names.h"
 #include "cct_parse.h"
 #include "cct_recording.h"
 #include "cct_recording_audit.h"
-#include "cct_store_gains.h"
 #include "cct_table.h"
 
 static const char *const NAME = "audit";
@@ -137,66 +137,7 @@ static bool same_band(const cct_audit_line *a, const cct_audit_line *b)
     return a->coll == b->coll && a->ranks == b->ranks && a->nodes == b->nodes && a->lo == b->lo;
 }
 
-/* How a saving estimate is weighted: the job's steps and where the gains come from. */
-typedef struct weighting {
-    long steps;        /* 0: not given, the whole recorded job */
-    const char *store; /* NULL: the rules' own evidence */
-} weighting;
-
-/* Per rank process (the recordings are one per process) and per step when known. */
-static double per_unit(const cct_audit *a, const weighting *w, double ns)
-{
-    double n = a->n_recordings ? (double)a->n_recordings : 1.0;
-    return ns / n / (w->steps > 0 ? (double)w->steps : 1.0);
-}
-
-static void print_job(const cct_audit *a, const weighting *w)
-{
-    double nccl_ns = (double)a->total_ns + a->saved_ns;
-    double pct = nccl_ns > 0 ? 100.0 * a->saved_ns / nccl_ns : 0.0;
-    printf("for this job the table saves %.3f ms GPU %s per rank process (%.3f..%.3f), %.1f %% "
-           "of its collective time (%.3f ms %s with NCCL's own choices; %zu rank process%s "
-           "recorded",
-           per_unit(a, w, a->saved_ns) / 1e6, w->steps ? "per step" : "over the recorded job",
-           per_unit(a, w, a->saved_lo_ns) / 1e6, per_unit(a, w, a->saved_hi_ns) / 1e6, pct,
-           per_unit(a, w, nccl_ns) / 1e6, w->steps ? "per step" : "in all", a->n_recordings,
-           a->n_recordings == 1 ? "" : "es");
-    if (w->steps)
-        printf(", %ld steps", w->steps);
-    if (w->store)
-        printf("); gains from the measurements in %s at each recorded size (medians, no "
-               "interval)\n",
-               w->store);
-    else
-        printf("); gains from the rules' measured evidence, each at its reference size\n");
-    if (!w->steps)
-        printf("pass --steps N (the steps the recorded job ran) for the saving per step\n");
-}
-
-static void print_json_job(const cct_audit *a, const weighting *w)
-{
-    double nccl_ns = (double)a->total_ns + a->saved_ns;
-    printf(",\"job\":{\"processes\":%zu,\"steps\":", a->n_recordings);
-    if (w->steps)
-        printf("%ld", w->steps);
-    else
-        printf("null");
-    printf(",\"per\":\"%s\",\"saved_ns\":%.0f,\"saved_lo_ns\":%.0f,\"saved_hi_ns\":%.0f,"
-           "\"collective_ns\":%.0f,\"nccl_collective_ns\":%.0f,\"saved_pct\":%.3f,"
-           "\"gains_from\":",
-           w->steps ? "step_per_process" : "job_per_process", per_unit(a, w, a->saved_ns),
-           per_unit(a, w, a->saved_lo_ns), per_unit(a, w, a->saved_hi_ns),
-           per_unit(a, w, (double)a->total_ns), per_unit(a, w, nccl_ns),
-           nccl_ns > 0 ? 100.0 * a->saved_ns / nccl_ns : 0.0);
-    if (w->store) {
-        printf("{\"store\":");
-        cct_json_write_string(stdout, w->store);
-        printf("}}");
-    } else
-        printf("\"table_evidence\"}");
-}
-
-static void print_text(const cct_audit *a, const char *table, const weighting *w)
+static void print_text(const cct_audit *a, const char *table, const cct_job_weighting *w)
 {
     char band[80], cfg[64], want[64], lo[32], hi[32];
     for (size_t i = 0; i < a->n_lines; i++) {
@@ -257,10 +198,10 @@ static void print_text(const cct_audit *a, const char *table, const weighting *w
                           "of their size in the store)"
                         : "");
     if (table && a->evidence_ns > 0)
-        print_job(a, w);
+        cct_cli_print_job(a, w);
 }
 
-static void print_json(const cct_audit *a, const char *table, const weighting *w)
+static void print_json(const cct_audit *a, const char *table, const cct_job_weighting *w)
 {
     printf("{\"recordings\":%zu,\"communicators\":%zu,\"calls\":%llu,\"timed\":%llu,"
            "\"gpu_ns\":%llu,\"dropped\":%llu,\"late\":%llu,\"table\":",
@@ -278,7 +219,7 @@ static void print_json(const cct_audit *a, const char *table, const weighting *w
            (unsigned long long)a->mismatched, a->evidence_ns, a->saved_ns, a->saved_lo_ns,
            a->saved_hi_ns, (unsigned long long)a->no_evidence_calls);
     if (table)
-        print_json_job(a, w);
+        cct_cli_print_json_job(a, w);
     printf(",\"lines\":[");
     for (size_t i = 0; i < a->n_lines; i++) {
         const cct_audit_line *l = &a->lines[i];
@@ -308,27 +249,7 @@ static void print_json(const cct_audit *a, const char *table, const weighting *w
     printf("]}\n");
 }
 
-/* Run the audit with gains from the table or, with --store, from the store. */
-static cct_status run_audit(const cct_recording *recs, size_t n, const cct_table *table,
-                            const weighting *w, cct_audit *a, cct_error *err)
-{
-    if (!w->store || !table)
-        return cct_audit_run(recs, n, table, a, err);
-    cct_store *store;
-    cct_status st = cct_store_open(w->store, true, &store, err);
-    if (st != CCT_OK)
-        return st;
-    cct_store_gains g;
-    st = cct_store_gains_load(store, &g, err);
-    cct_store_close(store);
-    if (st != CCT_OK)
-        return st;
-    st = cct_audit_run_gains(recs, n, table, cct_store_gain, &g, a, err);
-    cct_store_gains_destroy(&g);
-    return st;
-}
-
-static int audit_files(inputs *in, const char *table_path, const weighting *w, bool json)
+static int audit_files(inputs *in, const char *table_path, const cct_job_weighting *w, bool json)
 {
     cct_recording *recs = calloc(in->n, sizeof *recs);
     if (!recs)
@@ -353,7 +274,7 @@ static int audit_files(inputs *in, const char *table_path, const weighting *w, b
         have_table = true;
     }
     cct_audit a;
-    if (run_audit(recs, in->n, have_table ? &table : NULL, w, &a, &err) != CCT_OK) {
+    if (cct_cli_job_audit(recs, in->n, have_table ? &table : NULL, w, &a, &err) != CCT_OK) {
         fprintf(stderr, "%s\n", err.msg);
         status = CCT_EXIT_USAGE;
         goto out;
@@ -386,7 +307,7 @@ int cct_cmd_audit(int argc, char **argv)
     };
     const char *table = NULL;
     bool json = false;
-    weighting w = {0, NULL};
+    cct_job_weighting w = {0, NULL};
     cct_error perr;
     optind = 1;
     opterr = 0;

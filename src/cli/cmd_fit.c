@@ -28,6 +28,8 @@ static void help(FILE *out)
             "                        did not fail]\n"
             "  --include-failed      also use runs marked failed (they stopped on an error,\n"
             "                        so their points may be incomplete)\n"
+            "  --include-production  also use production observations (runs of source\n"
+            "                        production: ccltune import of job recordings)\n"
             "  -o, --output FILE     write the table here (atomically) [stdout]\n"
             "  --tie X               configurations within X of the fastest are tied [0.05]\n"
             "  --min-band F          interior bands span at least a factor F of sizes [2]\n"
@@ -54,14 +56,21 @@ typedef struct fit_args {
 static int parse_args(int argc, char **argv, fit_args *a)
 {
     static const cct_enum_name ll128_names[] = {{"auto", -1}, {"yes", 1}, {"no", 0}, {NULL, 0}};
-    static const struct option opts[] = {
-        {"store", required_argument, NULL, 's'},    {"run", required_argument, NULL, 'r'},
-        {"output", required_argument, NULL, 'o'},   {"tie", required_argument, NULL, 't'},
-        {"min-band", required_argument, NULL, 'b'}, {"worst-case-align", no_argument, NULL, 'w'},
-        {"ll128", required_argument, NULL, 'l'},    {"note", required_argument, NULL, 'n'},
-        {"accuracy", no_argument, NULL, 'a'},       {"cc", required_argument, NULL, 'c'},
-        {"include-failed", no_argument, NULL, 'F'}, {"help", no_argument, NULL, 'h'},
-        {"argmin", no_argument, NULL, 'm'},         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"store", required_argument, NULL, 's'},
+                                         {"run", required_argument, NULL, 'r'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"tie", required_argument, NULL, 't'},
+                                         {"min-band", required_argument, NULL, 'b'},
+                                         {"worst-case-align", no_argument, NULL, 'w'},
+                                         {"ll128", required_argument, NULL, 'l'},
+                                         {"note", required_argument, NULL, 'n'},
+                                         {"accuracy", no_argument, NULL, 'a'},
+                                         {"cc", required_argument, NULL, 'c'},
+                                         {"include-failed", no_argument, NULL, 'F'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"include-production", no_argument, NULL, 'P'},
+                                         {"argmin", no_argument, NULL, 'm'},
+                                         {NULL, 0, NULL, 0}};
     a->store_path = "measurements.db";
     a->out_path = NULL;
     a->accuracy = false;
@@ -112,6 +121,9 @@ static int parse_args(int argc, char **argv, fit_args *a)
         case 'F':
             fo->include_failed = true;
             break;
+        case 'P':
+            fo->include_production = true;
+            break;
         case 'm':
             fo->argmin = true;
             break;
@@ -144,6 +156,11 @@ static void report_summary(const cct_fit_table_summary *sum, const char *out_pat
             sum->points, sum->runs, sum->sections, sum->rules, sum->models, sum->poor_fits,
             sum->corrupt, sum->hung, sum->skipped, out_path ? "; wrote " : "",
             out_path ? out_path : "");
+    if (sum->production_runs_left_out)
+        fprintf(stderr,
+                "ccltune fit: %zu run(s) of production observations left out "
+                "(--include-production uses them)\n",
+                sum->production_runs_left_out);
     if (sum->failed_runs_left_out)
         fprintf(stderr,
                 "ccltune fit: %zu run(s) marked failed left out (--include-failed uses "

@@ -22,12 +22,39 @@ static bool usable(const cct_point *p)
            c->dtype == CCT_DTYPE_FLOAT && isfinite(p->stats.median_us) && p->stats.median_us > 0;
 }
 
+/* The ids of the controlled runs (every source but "production"); *n may be 0. */
+static cct_status controlled_runs(cct_store *store, int64_t **ids, size_t *n, cct_error *err)
+{
+    cct_store_run *runs;
+    size_t n_runs;
+    *ids = NULL;
+    *n = 0;
+    cct_status st = cct_store_list_runs(store, &runs, &n_runs, err);
+    if (st != CCT_OK)
+        return st;
+    if (n_runs && !(*ids = calloc(n_runs, sizeof **ids)))
+        st = cct_error_set(err, CCT_ENOMEM, "store gains: out of memory");
+    for (size_t i = 0; st == CCT_OK && i < n_runs; i++)
+        if (strcmp(runs[i].source, "production") != 0)
+            (*ids)[(*n)++] = runs[i].id;
+    free(runs);
+    return st;
+}
+
 cct_status cct_store_gains_load(cct_store *store, cct_store_gains *out, cct_error *err)
 {
     memset(out, 0, sizeof *out);
+    int64_t *ids;
+    size_t n_ids;
+    cct_status st = controlled_runs(store, &ids, &n_ids, err);
+    if (st != CCT_OK || n_ids == 0) {
+        free(ids);
+        return st;
+    }
     cct_point *pts;
     size_t n;
-    cct_status st = cct_store_load_points(store, NULL, 0, &pts, &n, err);
+    st = cct_store_load_points(store, ids, n_ids, &pts, &n, err);
+    free(ids);
     if (st != CCT_OK)
         return st;
     size_t w = 0;

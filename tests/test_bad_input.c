@@ -501,38 +501,141 @@ static void md_cell(FILE *f, const char *text, bool code)
         fputc('`', f);
 }
 
+/* How a section is shown: the text its intro already says is cut from each message. */
+typedef enum { AS_LIST, AS_CASES, AS_COMMANDS } layout;
+
 static const struct {
     const char *key, *title, *intro;
+    layout how;
+    const char *cut[2]; /* removed wherever they occur in a message */
 } sections[] = {
-    {"tables", "Malformed tables",
+    {"tables",
+     "Malformed tables",
      "`ccltune validate FILE` (the plugin logs the same sentence as its one WARN, and so do "
      "`explain`, `export` and `diff`). Corpus: `tests/bad_tables/`, each file's `# expect:` "
-     "line."},
-    {"unsafe", "Unsafe table files",
+     "line; messages below omit the folder.",
+     AS_LIST,
+     {"tests/bad_tables/", NULL}},
+    {"unsafe",
+     "Unsafe table files",
      "The safe-loading rules (docs/plugin.md, \"Safe loading\"), files made by "
-     "`tests/safe_file_cases.h`; `ccltune validate FILE`."},
-    {"logs", "nccl-tests logs and tuner CSV",
-     "`ccltune import --dry-run [args] FILE`. Corpus: `tests/bad_logs/`, each file's "
-     "`.expect` sidecar."},
-    {"stores", "Measurement stores",
-     "`ccltune search --replay ... --store FILE` unless the input column says otherwise; "
-     "stores made by this test from a small good one."},
-    {"flags", "Command-line flags", "Usage errors exit 2; errors about the input exit 1."},
+     "`tests/safe_file_cases.h` in `$TMP/unsafe/` (omitted below); `ccltune validate FILE`.",
+     AS_LIST,
+     {"$TMP/unsafe/", NULL}},
+    {"logs",
+     "nccl-tests logs and tuner CSV",
+     "`ccltune import --dry-run [args] FILE`, each message after `ccltune import: error: "
+     "tests/bad_logs/`. Corpus: `tests/bad_logs/`, each file's `.expect` sidecar.",
+     AS_LIST,
+     {"ccltune import: error: ", "tests/bad_logs/"}},
+    {"stores",
+     "Measurement stores",
+     "`ccltune search --replay ... --store FILE` unless the case says otherwise, messages after "
+     "`ccltune search: error: `; stores made by this test from a small good one.",
+     AS_CASES,
+     {"ccltune search: error: ", NULL}},
+    {"flags",
+     "Command-line flags",
+     "Usage errors exit 2; errors about the input exit 1. Commands are shown without "
+     "`ccltune`, and `search` ones also pass `--replay REC --store DB`; messages after "
+     "`ccltune COMMAND: error: `.",
+     AS_COMMANDS,
+     {NULL, NULL}},
 };
+
+/* text with every occurrence of each cut removed */
+static void cut_all(char *text, const char *const cut[], int n)
+{
+    for (int k = 0; k < n; k++) {
+        if (!cut[k] || !*cut[k])
+            continue;
+        size_t l = strlen(cut[k]);
+        for (char *d; (d = strstr(text, cut[k])) != NULL;)
+            memmove(d, d + l, strlen(d + l) + 1);
+    }
+}
+
+/* the exit status every case of the section shares, or -1 */
+static int common_status(const char *key)
+{
+    int st = -1;
+    for (int i = 0; i < n_cases; i++) {
+        if (strcmp(cases[i].section, key) != 0)
+            continue;
+        if (st >= 0 && cases[i].status != st)
+            return -1;
+        st = cases[i].status;
+    }
+    return st;
+}
+
+/* "`ccltune search --replay ... --store ... --cv -1`" -> "search --cv -1" */
+static void short_command(const char *input, char *out, size_t len)
+{
+    snprintf(out, len, "%s", input);
+    const char *const noise[] = {"`", "ccltune ", " --replay ... --store ..."};
+    cut_all(out, noise, 3);
+}
+
+static void render_case(FILE *f, const bad_case *c, layout how, const char *const cut[],
+                        bool exit_col)
+{
+    char msg[2048], first[600];
+    snprintf(msg, sizeof msg, "%s", c->message);
+    cut_all(msg, cut, 2);
+    if (how == AS_LIST) {
+        /* the message names the file; the input is named only where it does not */
+        snprintf(first, sizeof first, "%s", c->input + (c->input[0] == '`'));
+        first[strcspn(first, "`")] = '\0';
+        cut_all(first, cut, 2);
+        fputs("- ", f);
+        if (strncmp(msg, first, strlen(first)) != 0) {
+            md_cell(f, first, true);
+            fputs(": ", f);
+        }
+        md_cell(f, msg, true);
+        const char *args = strstr(c->input, "` `");
+        if (args)
+            fprintf(f, " (with %s)", args + 2);
+        if (exit_col)
+            fprintf(f, ", exit %d", c->status);
+        fputc('\n', f);
+        return;
+    }
+    fputs("| ", f);
+    if (how == AS_COMMANDS) {
+        char cmd[512], prefix[128];
+        short_command(c->input, cmd, sizeof cmd);
+        md_cell(f, cmd, true);
+        snprintf(prefix, sizeof prefix, "ccltune %s: error: ", c->argv[0]);
+        const char *const mine[] = {prefix};
+        cut_all(msg, mine, 1);
+    } else {
+        md_cell(f, c->cls, false);
+        if (c->input[0]) {
+            fputs(" (", f);
+            md_cell(f, c->input, false);
+            fputs(")", f);
+        }
+    }
+    if (exit_col)
+        fprintf(f, " | %d", c->status);
+    fputs(" | ", f);
+    md_cell(f, msg, true);
+    fputs(" |\n", f);
+}
 
 static void render(FILE *f)
 {
     fprintf(f,
             "# Bad input catalogue\n\n"
-            "Every class of malformed input ccltune is tested with, and the exact message it "
-            "gets.\n"
-            "This file is generated by `tests/test_bad_input.c` (suite `badinput`), which "
-            "runs every case\n"
-            "through the `ccltune` command, requires exit status 1 or 2 (never a crash) and "
-            "a message holding\n"
-            "the expected text (FILE:LINE:COLUMN for tables and logs), and fails when this "
-            "file no longer\n"
-            "matches what the commands print. Regenerate it with\n"
+            "Every class of malformed input ccltune is tested with, and the message it gets. "
+            "Generated by\n"
+            "`tests/test_bad_input.c` (suite `badinput`): each case runs through `ccltune`, "
+            "must exit 1 or 2\n"
+            "(never a crash) with the expected text (FILE:LINE:COLUMN for tables and logs), "
+            "and the test fails\n"
+            "when this file no longer matches. Regenerate: "
             "`CCT_UPDATE_CATALOGUE=1 meson test -C build bad_input`.\n\n"
             "%d classes: ",
             n_cases);
@@ -542,24 +645,25 @@ static void render(FILE *f)
             k += strcmp(cases[i].section, sections[s].key) == 0;
         fprintf(f, "%s%d %s", s ? ", " : "", k, sections[s].title);
     }
-    fprintf(f, ". `$TMP` stands for the test's scratch folder.\n");
+    fprintf(f, ". `$TMP` is the test's scratch folder.\n");
     for (size_t s = 0; s < sizeof sections / sizeof sections[0]; s++) {
-        fprintf(f,
-                "\n## %s\n\n%s\n\n| class | input | exit | message |\n| --- | --- | --- | --- "
-                "|\n",
-                sections[s].title, sections[s].intro);
-        for (int i = 0; i < n_cases; i++) {
-            const bad_case *c = &cases[i];
-            if (strcmp(c->section, sections[s].key) != 0)
-                continue;
-            fputs("| ", f);
-            md_cell(f, c->cls, false);
-            fputs(" | ", f);
-            md_cell(f, c->input, false);
-            fprintf(f, " | %d | ", c->status);
-            md_cell(f, c->message, true);
-            fputs(" |\n", f);
-        }
+        int st = common_status(sections[s].key);
+        layout how = sections[s].how;
+        fprintf(f, "\n## %s\n\n%s", sections[s].title, sections[s].intro);
+        if (st >= 0)
+            fprintf(f, " All exit %d.", st);
+        fputs("\n\n", f);
+        if (how == AS_CASES)
+            fputs(st >= 0 ? "| case | message |\n| --- | --- |\n"
+                          : "| case | exit | message |\n| --- | --- | --- |\n",
+                  f);
+        else if (how == AS_COMMANDS)
+            fputs(st >= 0 ? "| command | message |\n| --- | --- |\n"
+                          : "| command | exit | message |\n| --- | --- | --- |\n",
+                  f);
+        for (int i = 0; i < n_cases; i++)
+            if (strcmp(cases[i].section, sections[s].key) == 0)
+                render_case(f, &cases[i], how, sections[s].cut, st < 0);
     }
 }
 

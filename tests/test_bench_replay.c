@@ -14,6 +14,9 @@
  * recording there, replays as unsupported and leaves its size without a row).  Only the
  * pipeline is checked, not the oracle's figures: the tune store is adaptive, and the replay
  * answers a configuration pruned above some size with its last recorded time there.
+ * A third bench judges other tables in the same run (--compare): the fitted table of that
+ * store against its argmin and the older fitter's table, and against itself, which must come
+ * out exactly even; the argmin's geometric mean is recomputed here from the run's points.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,6 +31,7 @@
 #include <string.h>
 
 #include "cct_bench.h"
+#include "cct_bench_compare.h"
 #include "fixture_test_util.h"
 #include "cct_exit.h"
 #include "cct_search.h"
@@ -181,11 +185,139 @@ static void test_bench_argmin_exhaustive(void **state)
     assert_true(isfinite(sum.geomean_vs_default) && sum.geomean_vs_default > 0.0);
 }
 
+/* The geometric mean of default / (t's rule forced) over the run's sizes, computed here from
+ * the points: the forced point of the rule's configuration, the default where t has no
+ * section.  *sizes gets the count. */
+static double geomean_forced(const cct_point *p, size_t n, const cct_table *t, size_t *sizes)
+{
+    double sum = 0.0;
+    *sizes = 0;
+    for (size_t i = 0; i < n; i++) {
+        const cct_point *d = &p[i];
+        if (d->cfg.algo != CCT_DEFAULT || d->in_place || d->status != CCT_POINT_OK)
+            continue;
+        const cct_section *s = cct_table_find_section(t, d->cfg.coll, 4, 4, 1, 0);
+        const cct_rule *r = s ? cct_section_lookup(s, d->bytes) : NULL;
+        const cct_point *x = r ? NULL : d;
+        for (size_t k = 0; r && k < n; k++)
+            if (p[k].cfg.coll == d->cfg.coll && p[k].bytes == d->bytes && !p[k].in_place &&
+                p[k].status == CCT_POINT_OK && p[k].cfg.algo == r->algo &&
+                p[k].cfg.proto == r->proto && p[k].cfg.channels == r->channels)
+                x = &p[k];
+        if (!x || !(x->stats.median_us > 0) || (r && r->proto == CCT_PROTO_LL128))
+            continue;
+        sum += log(d->stats.median_us / x->stats.median_us);
+        (*sizes)++;
+    }
+    return exp(sum / (double)*sizes);
+}
+
+static void test_bench_compare(void **state)
+{
+    (void)state;
+    const char *src = getenv("CCT_TEST_SRCDIR");
+    assert_non_null(src);
+    char rel[1024], table[PATH_MAX], argmin[PATH_MAX], oldfit[PATH_MAX], rec[1024], dir[256],
+        store[320], report[320];
+    const char *day = "data/h200/retune-2026-12-06";
+    snprintf(rel, sizeof rel, "%s/%s/tune-1.yaml", src, day);
+    assert_non_null(realpath(rel, table));
+    snprintf(rel, sizeof rel, "%s/%s/argmin-1.yaml", src, day);
+    assert_non_null(realpath(rel, argmin));
+    snprintf(rel, sizeof rel, "%s/%s/oldfit-1.yaml", src, day);
+    assert_non_null(realpath(rel, oldfit));
+    snprintf(rec, sizeof rec, "%s/%s/tune-1.db.gz", src, day);
+    store_test_tmpdir(dir, sizeof dir);
+    snprintf(store, sizeof store, "%s/bench.db", dir);
+    snprintf(report, sizeof report, "%s/bench.md", dir);
+
+    cct_search_opts o;
+    cct_error err;
+    cct_error_clear(&err);
+    cct_search_opts_init(&o, 2, argv_bench);
+    o.sched.cycles = 6;
+    o.sched.adaptive = false;
+    o.space.baseline = true;
+    assert_int_equal(cct_search_set_flag(&o, "ranks-per-gpu", "4", &err), CCT_OK);
+    assert_int_equal(cct_search_set_flag(&o, "ranks", "4", &err), CCT_OK);
+    assert_int_equal(cct_search_set_flag(&o, "colls", "allgather,allreduce,reducescatter", &err),
+                     CCT_OK);
+    o.n_bench_sizes = cct_bench_default_sizes(64u << 20, o.bench_sizes, 64);
+    o.store_path = store;
+    o.bench_table = table;
+    o.bench_report = report;
+    o.bench_compare[0] = argmin;
+    o.bench_compare[1] = oldfit;
+    o.bench_compare[2] = table;
+    o.n_bench_compare = 3;
+    o.replay_path = rec;
+    if (cct_search_replay(&o, &err) != CCT_EXIT_OK)
+        fail_msg("replay: %s", err.msg);
+    assert_int_equal(cct_bench_finish(&o, 1), 0);
+
+    FILE *f = fopen(report, "r");
+    assert_non_null(f);
+    char line[1024];
+    size_t compared_rows = 0;
+    bool section = false;
+    while (fgets(line, sizeof line, f)) {
+        section |= strstr(line, "## Tables compared in the same run") != NULL;
+        compared_rows += section && strstr(line, "oldfit-1.yaml |") != NULL;
+    }
+    fclose(f);
+    assert_true(section);
+    assert_int_equal(compared_rows, 4); /* three collectives and all */
+
+    cct_table t[4];
+    const char *paths[4] = {table, argmin, oldfit, table};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(cct_table_load_file(paths[i], &t[i], &err), CCT_OK);
+    cct_store *st;
+    assert_int_equal(cct_store_open(store, true, &st, &err), CCT_OK);
+    size_t width = CCT_NUM_COLLS + 1;
+    cct_compare_line lines[5 * (CCT_NUM_COLLS + 1)];
+    assert_int_equal(cct_bench_compare_lines(st, 1, &t[0], &t[1], 3, lines, &err), CCT_OK);
+    const cct_compare_line *forced = &lines[1 * width + CCT_NUM_COLLS],
+                           *am = &lines[2 * width + CCT_NUM_COLLS],
+                           *old = &lines[3 * width + CCT_NUM_COLLS],
+                           *self = &lines[4 * width + CCT_NUM_COLLS];
+    print_message("forced %zu sizes %.3fx; argmin %zu sizes %.3fx (vs table %.3f, +%zu/-%zu); "
+                  "older fitter %zu sizes %.3fx (vs table %.3f, +%zu/-%zu)\n",
+                  forced->sizes, forced->vs_default, am->sizes, am->vs_default, am->vs_main,
+                  am->faster_sig, am->slower_sig, old->sizes, old->vs_default, old->vs_main,
+                  old->faster_sig, old->slower_sig);
+    /* the table against itself: the same points, exactly even */
+    assert_int_equal(self->sizes, forced->sizes);
+    assert_true(self->sizes > 0);
+    assert_true(fabs(self->vs_main - 1.0) < 1e-12);
+    assert_true(fabs(self->vs_default - forced->vs_default) < 1e-12);
+    assert_int_equal(self->faster_sig + self->slower_sig, 0);
+    /* the argmin's figure, recomputed from the run's points */
+    cct_point *p = NULL;
+    size_t n = 0, sizes = 0;
+    int64_t run = 1;
+    assert_int_equal(cct_store_load_points(st, &run, 1, &p, &n, &err), CCT_OK);
+    double g = geomean_forced(p, n, &t[1], &sizes);
+    assert_int_equal(sizes, am->sizes);
+    assert_true(fabs(g - am->vs_default) < 1e-9);
+    /* per collective lines add up to the overall count */
+    size_t per_coll = 0;
+    for (int c = 0; c < CCT_NUM_COLLS; c++)
+        per_coll += lines[2 * width + (size_t)c].sizes;
+    assert_int_equal(per_coll, am->sizes);
+    free(p);
+    cct_store_close(st);
+    for (int i = 0; i < 4; i++)
+        cct_table_destroy(&t[i]);
+    store_test_rmdir(dir);
+}
+
 int main(void)
 {
     if (!fixture_mirror())
         return 1;
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_bench_argmin_own_store),
-                                       cmocka_unit_test(test_bench_argmin_exhaustive)};
+                                       cmocka_unit_test(test_bench_argmin_exhaustive),
+                                       cmocka_unit_test(test_bench_compare)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

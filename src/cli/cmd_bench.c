@@ -43,6 +43,9 @@ static void help(FILE *out)
         "  --colls LIST         collectives [every one the table covers]\n"
         "  --rules on|off       off: ignore the table's rules, (b) is its nccl_constants\n"
         "                       alone (CCLTUNE_RULES=0) [on]\n"
+        "  --compare OTHER      also time OTHER's choices in the same cycles and report each\n"
+        "                       table per collective against the default and TABLE, with the\n"
+        "                       sizes where they differ significantly (up to 4 tables)\n"
         "  --sizes LIST         message sizes [1K, 4K, ... x4 up to --max-bytes, plus 100000,\n"
         "                       3M, 5.5M, 12000000]\n"
         "  --max-bytes SIZE     largest default size [16M]\n"
@@ -91,6 +94,33 @@ static cct_status shared_flag(cct_search_opts *o, const char *name, const char *
     return st;
 }
 
+/* --compare OTHER: remembered as given; resolve_compared checks it once the flags are read. */
+static cct_status add_compare(cct_search_opts *o, const char *path, cct_error *err)
+{
+    if (o->n_bench_compare == 4)
+        return cct_error_set(err, CCT_EINVAL, "--compare: at most 4 tables");
+    o->bench_compare[o->n_bench_compare++] = path;
+    return CCT_OK;
+}
+
+/* Each --compare table by its absolute path (workers start elsewhere), loaded once to check
+ * it; CCT_EXIT_OK, or the exit status of the failure (said). */
+static int resolve_compared(cct_search_opts *o)
+{
+    static char paths[4][PATH_MAX];
+    for (size_t i = 0; i < o->n_bench_compare; i++) {
+        if (!realpath(o->bench_compare[i], paths[i]))
+            return cct_cli_fail("bench", "--compare: %s: no such file", o->bench_compare[i]);
+        cct_table t;
+        cct_error err;
+        if (cct_table_load_file(paths[i], &t, &err) != CCT_OK)
+            return cct_cli_fail("bench", "--compare: %s", err.msg);
+        cct_table_destroy(&t);
+        o->bench_compare[i] = paths[i];
+    }
+    return CCT_EXIT_OK;
+}
+
 /* The bench's options: the search's defaults, then the bench's own. */
 static void bench_opts_init(cct_search_opts *o, int argc, char **argv)
 {
@@ -103,7 +133,7 @@ static void bench_opts_init(cct_search_opts *o, int argc, char **argv)
 
 int cct_cmd_bench(int argc, char **argv)
 {
-    enum { OPT_SIZES = 256, OPT_MAX_BYTES, OPT_CSV, OPT_RULES, OPT_SHARED };
+    enum { OPT_SIZES = 256, OPT_MAX_BYTES, OPT_CSV, OPT_RULES, OPT_COMPARE, OPT_SHARED };
     static const cct_enum_name on_off[] = {{"on", 0}, {"off", 1}, {NULL, 0}};
     static const struct option lopts[] = {{"ranks", required_argument, NULL, OPT_SHARED},
                                           {"ranks-per-gpu", required_argument, NULL, OPT_SHARED},
@@ -121,6 +151,7 @@ int cct_cmd_bench(int argc, char **argv)
                                           {"timeout", required_argument, NULL, OPT_SHARED},
                                           {"no-mps-check", no_argument, NULL, OPT_SHARED},
                                           {"rules", required_argument, NULL, OPT_RULES},
+                                          {"compare", required_argument, NULL, OPT_COMPARE},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     cct_search_opts o;
@@ -156,6 +187,9 @@ int cct_cmd_bench(int argc, char **argv)
             st = cct_parse_enum("--rules", optarg, on_off, &rules_off, &err);
             o.bench_rules_off = rules_off != 0;
             break;
+        case OPT_COMPARE:
+            st = add_compare(&o, optarg, &err);
+            break;
         case 'h':
             help(stdout);
             return CCT_EXIT_OK;
@@ -186,6 +220,9 @@ int cct_cmd_bench(int argc, char **argv)
                                    "left to bench",
                                    argv[optind]);
     o.bench_table = table_path;
+    int rc = resolve_compared(&o);
+    if (rc != CCT_EXIT_OK)
+        return rc;
 #if CCT_HAVE_CUDA
     if (getenv("CCLTUNE_WORKER_RANK"))
         return cct_cli_role_result("bench", cct_search_worker(&o, &err), &err);

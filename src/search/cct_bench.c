@@ -13,6 +13,7 @@
  * (default time / tuned time), so 1.10 means the table is 10 % faster.
  */
 #include "cct_bench.h"
+#include "cct_bench_compare.h"
 #include "cct_facts.h"
 #include "cct_say.h"
 
@@ -151,8 +152,58 @@ static cct_status push_candidates(const cct_search_opts *o, const cct_table *t, 
     return st;
 }
 
+/* The plan's group of one collective, for the compared tables' rules. */
+typedef struct group {
+    cct_config **cfgs;
+    size_t *n, *cap, first;
+    cct_config c;
+} group;
+
+static cct_status push_rule(void *ctx, int algo, int proto, int channels, cct_error *err)
+{
+    group *g = ctx;
+    g->c.algo = algo;
+    g->c.proto = proto;
+    g->c.channels = channels;
+    return push_config(g->cfgs, g->n, g->cap, g->first, &g->c, err);
+}
+
+/* Loads the --compare tables (n of them into cmp); on failure, those loaded are freed. */
+static cct_status load_compared(const cct_search_opts *o, cct_table *cmp, cct_error *err)
+{
+    for (size_t i = 0; i < o->n_bench_compare; i++) {
+        cct_status st = cct_table_load_file(o->bench_compare[i], &cmp[i], err);
+        if (st != CCT_OK) {
+            while (i-- > 0)
+                cct_table_destroy(&cmp[i]);
+            return st;
+        }
+    }
+    return CCT_OK;
+}
+
+static cct_status build_plan(const cct_search_opts *o, const cct_table *t, const cct_table *cmp,
+                             int ranks, int nodes, cct_plan *plan, cct_error *err);
+
 cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, int ranks, int nodes,
                                 cct_plan *plan, cct_error *err)
+{
+    cct_table cmp[CCT_BENCH_MAX_COMPARE];
+    memset(plan, 0, sizeof *plan);
+    if (o->n_bench_compare > CCT_BENCH_MAX_COMPARE)
+        return cct_error_set(err, CCT_EINVAL, "--compare: at most %d tables",
+                             CCT_BENCH_MAX_COMPARE);
+    cct_status st = load_compared(o, cmp, err);
+    if (st != CCT_OK)
+        return st;
+    st = build_plan(o, t, cmp, ranks, nodes, plan, err);
+    for (size_t i = 0; i < o->n_bench_compare; i++)
+        cct_table_destroy(&cmp[i]);
+    return st;
+}
+
+static cct_status build_plan(const cct_search_opts *o, const cct_table *t, const cct_table *cmp,
+                             int ranks, int nodes, cct_plan *plan, cct_error *err)
 {
     memset(plan, 0, sizeof *plan);
     plan->space = o->space;
@@ -196,6 +247,11 @@ cct_status cct_bench_build_plan(const cct_search_opts *o, const cct_table *t, in
         }
         if (st == CCT_OK)
             st = push_candidates(o, t, sec != NULL, &cfgs, &n, &cap, first, &c, err);
+        for (size_t k = 0; st == CCT_OK && k < o->n_bench_compare; k++) {
+            group g = {&cfgs, &n, &cap, first, c};
+            st = cct_bench_compare_configs(&cmp[k], t->ll128_allowed, coll, ranks, nodes, push_rule,
+                                           &g, err);
+        }
         if (st != CCT_OK) {
             free(cfgs);
             return st;
@@ -463,6 +519,25 @@ cct_status cct_bench_report(cct_store *store, int64_t run_id, FILE *out, FILE *c
     return CCT_OK;
 }
 
+/* The --compare tables judged on the run's points, appended to the report. */
+static cct_status compare_section(const cct_search_opts *o, cct_store *store, int64_t run_id,
+                                  FILE *out, cct_error *err)
+{
+    cct_table main_t, cmp[CCT_BENCH_MAX_COMPARE];
+    cct_status st = cct_table_load_file(o->bench_table, &main_t, err);
+    if (st != CCT_OK)
+        return st;
+    st = load_compared(o, cmp, err);
+    if (st == CCT_OK) {
+        st = cct_bench_compare_report(store, run_id, &main_t, cmp, o->bench_compare,
+                                      o->n_bench_compare, out, true, err);
+        for (size_t i = 0; i < o->n_bench_compare; i++)
+            cct_table_destroy(&cmp[i]);
+    }
+    cct_table_destroy(&main_t);
+    return st;
+}
+
 int cct_bench_finish(const cct_search_opts *o, int64_t run_id)
 {
     cct_error err;
@@ -492,6 +567,10 @@ int cct_bench_finish(const cct_search_opts *o, int64_t run_id)
                     (long long)run_id, sum.rows, sum.geomean_vs_default, sum.worst_vs_default,
                     sum.worst_vs_oracle, sum.changed, sum.geomean_changed, sum.same_choice,
                     sum.geomean_same, sum.below_098_default_sig, sum.below_098_oracle_sig);
+            if (o->n_bench_compare && compare_section(o, store, run_id, out, &err) != CCT_OK) {
+                cct_say(CCT_SAY_ERR, "ccltune bench: error: %s\n", err.msg);
+                code = 1;
+            }
         }
     }
     if (out && out != stdout)

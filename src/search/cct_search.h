@@ -44,9 +44,11 @@ typedef struct cct_search_opts {
     const char *bench_table; /* ccltune bench: the table under test (absolute path) */
     uint64_t bench_sizes[64];
     size_t n_bench_sizes;
-    const char *bench_report;   /* markdown report path; NULL: stdout */
-    const char *bench_csv;      /* CSV report path; NULL: none */
-    bool bench_rules_off;       /* --rules off: tuned = the table's constants only */
+    const char *bench_report;     /* markdown report path; NULL: stdout */
+    const char *bench_csv;        /* CSV report path; NULL: none */
+    bool bench_rules_off;         /* --rules off: tuned = the table's constants only */
+    const char *bench_compare[4]; /* --compare: tables judged in the same run (absolute) */
+    size_t n_bench_compare;
     const char *sizes_from[16]; /* --sizes-from: recordings (files or folders) */
     size_t n_sizes_from;
     size_t sizes_recorded; /* after parsing: (collective, size) pairs taken from them */

@@ -80,7 +80,8 @@ static void put(cct_store *s, int64_t run, int algo, int proto, int channels, ui
         fail_msg("%s", err.msg);
 }
 
-static void make_store(void)
+/* with_bench: also the bench's timing of the table as applied at 1 KiB (25 us) */
+static void make_store(bool with_bench)
 {
     cct_store *s;
     cct_error err;
@@ -105,6 +106,8 @@ static void make_store(void)
     assert_int_equal(cct_store_begin_run(s, &run, &err), CCT_OK);
     put(s, run.id, CCT_DEFAULT, CCT_DEFAULT, 0, 1024, 30.0);
     put(s, run.id, CCT_ALGO_RING, CCT_PROTO_LL, 2, 1024, 20.0);
+    if (with_bench)
+        put(s, run.id, CCT_TUNED, CCT_TUNED, 0, 1024, 25.0);
     put(s, run.id, CCT_DEFAULT, CCT_DEFAULT, 0, 1048576, 120.0);
     put(s, run.id, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 0, 1048576, 100.0);
     /* 64 KiB: 4x from the recorded 256 KiB, too far to answer for it */
@@ -199,7 +202,7 @@ static void test_json(void **state)
 static void test_gains_from_store(void **state)
 {
     (void)state;
-    make_store();
+    make_store(false);
     /* 1 KiB: 30 / 20 = 1.5 -> 2 ms saved; 1 MiB: 120 / 100 = 1.2 -> 2 x 1 ms x 0.2 = 0.4 ms;
      * 256 KiB: the nearest measured size, 64 KiB, is 4x away -> no estimate.  Per process
      * per step: 2.4 / 2 / 10 = 0.120 ms; 2.4 / (7 + 2.4) = 25.5 % */
@@ -209,6 +212,18 @@ static void test_gains_from_store(void **state)
                                   "25.5 % of its collective time"));
     assert_non_null(strstr(r.out, "gains from the measurements in"));
     assert_non_null(strstr(r.out, "no estimate for 20 calls"));
+    ct_result_free(&r);
+}
+
+static void test_gains_from_bench_store(void **state)
+{
+    (void)state;
+    make_store(true);
+    /* 1 KiB: the bench's table timing wins over the forced ring/ll/2: 30 / 25 = 1.2 ->
+     * 4 ms x 0.2 = 0.8 ms; 1 MiB as before 0.4 ms.  Per process per step 1.2 / 20 = 0.060 ms */
+    ct_result r = audit("--steps", "10", "--store", store, NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "saves 0.060 ms GPU per step per rank process"));
     ct_result_free(&r);
 }
 
@@ -275,6 +290,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_per_step_from_evidence, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gains_from_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gains_from_bench_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_flags, setup, teardown),
         cmocka_unit_test_setup_teardown(test_explain_weights, setup, teardown),
     };

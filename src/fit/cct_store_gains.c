@@ -3,8 +3,9 @@
  * recorded size (cct_store_gains.h).
  *
  * The usable points are kept in one array; a query scans the points of its collective and
- * shape for the rule's configuration and for NCCL's default, pairs them by size and keeps
- * the pair nearest the recorded size on a log scale.  Stores hold thousands of points and
+ * shape for the rule's configuration (or the bench's timing of the table as the plugin
+ * applied it, CCT_TUNED) and for NCCL's default, pairs them by size and keeps the pair
+ * nearest the recorded size on a log scale.  Stores hold thousands of points and
  * a recording a few hundred sizes, so a scan per query is cheap.  Where a run measured the
  * same point twice the later one wins.
  */
@@ -91,24 +92,35 @@ static const cct_point *find(const cct_store_gains *g, int coll, int ranks, int 
     return hit;
 }
 
+static bool is_tuned(const cct_point *p)
+{
+    return p->cfg.algo == CCT_TUNED && p->cfg.proto == CCT_TUNED;
+}
+
 bool cct_store_gain(void *ctx, int coll, int ranks, int nodes, uint64_t bytes, const cct_rule *rule,
                     double *gain, double *lo, double *hi)
 {
     const cct_store_gains *g = ctx;
     double best = INFINITY;
+    bool best_tuned = false;
     const cct_point *tuned = NULL, *nccl = NULL;
     for (size_t i = 0; i < g->n; i++) {
         const cct_point *p = &g->points[i];
-        if (!same_shape(p, coll, ranks, nodes) || p->cfg.algo != rule->algo ||
-            p->cfg.proto != rule->proto || p->cfg.channels != rule->channels)
+        bool bench = is_tuned(p);
+        if (!same_shape(p, coll, ranks, nodes) ||
+            (!bench && (p->cfg.algo != rule->algo || p->cfg.proto != rule->proto ||
+                        p->cfg.channels != rule->channels)))
             continue;
         double d = fabs(log((double)p->bytes / (double)bytes));
-        if (d > log(2.0) + 1e-9 || d > best)
+        /* nearest first; at one size the bench's timing of the table as applied first */
+        if (d > log(2.0) + 1e-9 || d > best + 1e-12 ||
+            (fabs(d - best) <= 1e-12 && best_tuned && !bench))
             continue;
         const cct_point *base = find(g, coll, ranks, nodes, CCT_DEFAULT, CCT_DEFAULT, 0, p->bytes);
         if (!base)
             continue;
         best = d;
+        best_tuned = bench;
         tuned = p;
         nccl = base;
     }

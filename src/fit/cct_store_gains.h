@@ -5,7 +5,10 @@
  * For a collective, communicator shape and size that ran a rule's choice, the gain is the
  * median time of NCCL's default choice over the median time of the rule's configuration
  * (algorithm, protocol, channel count) at the nearest size the store measured both, when
- * that size is within a factor of 2 of the recorded one; otherwise there is no gain.  Only
+ * that size is within a factor of 2 of the recorded one; otherwise there is no gain.  A
+ * `ccltune bench` store also holds the table as the plugin applied it (CCT_TUNED), timed
+ * in the same cycles as NCCL's default: at a size it has, that timing is used instead of
+ * the forced configuration's (so pass the bench store of the same table).  Only
  * plain calls at default buffers, aligned, in float, with status ok count, from controlled
  * search runs (production observations are left out).  A size run by `search --sizes-from`
  * is answered at exactly that size.  Medians give a point estimate: no interval.

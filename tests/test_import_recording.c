@@ -11,7 +11,7 @@
  * are refused with recordings.  With a recorded H200 store: the production run borrows
  * the search run's machine fingerprint, `fit` leaves it out (byte-identical table, and
  * says so), `fit --include-production` uses it, and `fit --run` naming it without the flag
- * is an error.
+ * is an error; `search --replay` of the store replays only the controlled measurements.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -230,6 +230,24 @@ static char *slurp(const char *path)
     return buf;
 }
 
+/* N of "replaying N recorded points" of a small replay from db (its own output store). */
+static unsigned long replayed_points(const char *tag)
+{
+    char out[4500];
+    snprintf(out, sizeof out, "%s/replay-%s.db", dir, tag);
+    const char *args[] = {
+        "search", "--replay",        db,     "--store",  out,         "--ranks",
+        "2",      "--ranks-per-gpu", "2",    "--colls",  "allreduce", "--max-bytes",
+        "4K",     "--channels",      "nccl", "--cycles", "2",         NULL};
+    ct_result r = ct_run(args);
+    assert_int_equal(r.status, 0);
+    char *line = strstr(r.err, "replaying ");
+    assert_non_null(line);
+    unsigned long n = strtoul(line + strlen("replaying "), NULL, 10);
+    ct_result_free(&r);
+    return n;
+}
+
 static void test_fit_leaves_production_out(void **state)
 {
     (void)state;
@@ -242,6 +260,8 @@ static void test_fit_leaves_production_out(void **state)
     ct_result r = fit(NULL, NULL, before);
     assert_int_equal(r.status, 0);
     ct_result_free(&r);
+    unsigned long replayed = replayed_points("before");
+    assert_true(replayed > 0);
     const char *imp[] = {"import", "--store", db, rec0, rec1, NULL};
     r = ct_run(imp);
     assert_int_equal(r.status, 0);
@@ -257,6 +277,8 @@ static void test_fit_leaves_production_out(void **state)
     char *a = slurp(before), *b = slurp(after);
     assert_string_equal(a, b);
     free(b);
+    /* a replay answers from the controlled measurements only: as many points as before */
+    assert_int_equal(replayed_points("after"), replayed);
     /* asked: both runs, 2 more points */
     r = fit("--include-production", NULL, with);
     assert_int_equal(r.status, 0);

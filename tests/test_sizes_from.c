@@ -9,7 +9,8 @@
  * picks among several, one the recordings lack is an error naming those they have);
  * folders and several files; the space's limit on exact sizes keeps the heaviest; a
  * damaged recording is refused with its FILE:OFFSET; and the command's exit status (2)
- * for bad recordings through `search` and `tune`.
+ * for bad recordings through `search`, `tune` and `bench`, whose --sizes-from takes the
+ * recorded sizes only.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -258,6 +259,45 @@ static void test_dry_run_command(void **state)
     free(path);
 }
 
+static void test_bench_sizes(void **state)
+{
+    (void)state;
+    rt_comm comms[] = {{4, 4, job_rows, 4}, {2, 2, pair_rows, 2}};
+    char *path = write_job("bench.rec", comms, 2);
+    cct_search_opts o;
+    cct_search_opts_init(&o, 0, NULL);
+    o.sizes_from[o.n_sizes_from++] = path;
+    cct_error err;
+    /* two rank counts, none asked: the search's rule */
+    assert_int_equal(cct_search_bench_sizes_from(&o, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "--ranks"));
+    o.ranks = 4;
+    if (cct_search_bench_sizes_from(&o, &err) != CCT_OK)
+        fail_msg("%s", err.msg);
+    /* exactly the recorded sizes of the 4-rank communicator, the heaviest first */
+    assert_int_equal(o.n_bench_sizes, 3);
+    assert_int_equal(o.bench_sizes[0], 1200000);
+    assert_int_equal(o.space.n_colls, 2);
+    assert_int_equal(o.sizes_dropped, 0);
+    /* through the command: a damaged recording or --sizes with it are usage errors */
+    char table[4400];
+    snprintf(table, sizeof table, "%s/../tables/h200-socket-4ranks.yaml", getenv("CCT_TEST_SRCDIR"));
+    const char *both[] = {"bench", table, "--sizes-from", path, "--sizes", "1K", NULL};
+    ct_result r = ct_run(both);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--sizes-from"));
+    ct_result_free(&r);
+    assert_int_equal(truncate(path, 100), 0);
+    const char *bad[] = {"bench", table, "--sizes-from", path, NULL};
+    r = ct_run(bad);
+    assert_int_equal(r.status, 2);
+    char want[4400];
+    snprintf(want, sizeof want, "%s:", path);
+    assert_non_null(strstr(r.err, want));
+    ct_result_free(&r);
+    free(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +306,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_folder_and_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_recordings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run_command, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bench_sizes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,6 +69,9 @@ cct_status cct_search_set_flag(cct_search_opts *opts, const char *name, const ch
  * in opts->sizes_from; sizes_given says --colls or a size flag was also given (an error).
  * Errors: the reader's FILE:OFFSET messages, or a rank count the recordings lack. */
 cct_status cct_search_apply_sizes_from(cct_search_opts *opts, bool sizes_given, cct_error *err);
+/* The same for a bench: ranks and collectives as above, bench_sizes the recorded sizes
+ * (the 64 with the most GPU time; sizes_dropped the rest). */
+cct_status cct_search_bench_sizes_from(cct_search_opts *opts, cct_error *err);
 
 /* The search's getopt_long table (ends with a zero entry), for commands that pass flags on
  * to a search (tune). */

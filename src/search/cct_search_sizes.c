@@ -11,7 +11,9 @@
  * for the models and the decision bands, plus every recorded size off that grid exactly.
  * The space holds CCT_SPACE_MAX_VALUES exact sizes; beyond that the sizes with the most
  * GPU time (then calls) are kept and the rest counted in sizes_dropped (their grid
- * neighbours are still measured).
+ * neighbours are still measured).  For `bench --sizes-from` the sizes are the recorded
+ * ones only (the bench's own size list, 64 at most, the heaviest), with the same rank-count
+ * rule and collectives.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -173,6 +175,19 @@ static cct_status apply_profile(cct_search_opts *o, const cct_rec_size *v, size_
     return set_exact(o, v, n, ranks, err);
 }
 
+/* The size profile of opts->sizes_from; *v malloc'ed. */
+static cct_status load_profile(const cct_search_opts *o, cct_rec_size **v, size_t *n,
+                               cct_error *err)
+{
+    cct_recording_set set;
+    cct_status st = cct_recording_set_load(o->sizes_from, o->n_sizes_from, &set, err);
+    if (st != CCT_OK)
+        return st;
+    st = cct_recording_sizes(set.recs, set.n, v, n, err);
+    cct_recording_set_destroy(&set);
+    return st;
+}
+
 cct_status cct_search_apply_sizes_from(cct_search_opts *o, bool sizes_given, cct_error *err)
 {
     if (!o->n_sizes_from)
@@ -181,16 +196,66 @@ cct_status cct_search_apply_sizes_from(cct_search_opts *o, bool sizes_given, cct
         return cct_error_set(err, CCT_EINVAL,
                              "--sizes-from sets the collectives and sizes from the recordings: "
                              "leave out --colls, --min-bytes, --max-bytes and --extra-sizes");
-    cct_recording_set set;
-    cct_status st = cct_recording_set_load(o->sizes_from, o->n_sizes_from, &set, err);
-    if (st != CCT_OK)
-        return st;
     cct_rec_size *v;
     size_t n;
-    if ((st = cct_recording_sizes(set.recs, set.n, &v, &n, err)) == CCT_OK) {
+    cct_status st = load_profile(o, &v, &n, err);
+    if (st == CCT_OK) {
         st = apply_profile(o, v, n, err);
         free(v);
     }
-    cct_recording_set_destroy(&set);
+    return st;
+}
+
+/* The bench's sizes: every recorded size at the rank count, the heaviest 64. */
+static void bench_sizes(cct_search_opts *o, const cct_rec_size *v, size_t n, int ranks, weighted *w)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].ranks != ranks)
+            continue;
+        size_t j = 0;
+        while (j < k && w[j].bytes != v[i].bytes)
+            j++;
+        if (j == k)
+            w[k++] = (weighted){v[i].bytes, 0, 0};
+        w[j].ns += v[i].total_ns;
+        w[j].calls += v[i].calls;
+    }
+    qsort(w, k, sizeof *w, cmp_weight);
+    size_t cap = sizeof o->bench_sizes / sizeof o->bench_sizes[0];
+    o->n_bench_sizes = 0;
+    for (size_t j = 0; j < k && j < cap; j++)
+        o->bench_sizes[o->n_bench_sizes++] = w[j].bytes;
+    o->sizes_dropped = k > cap ? k - cap : 0;
+    o->sizes_recorded = k;
+}
+
+cct_status cct_search_bench_sizes_from(cct_search_opts *o, cct_error *err)
+{
+    cct_rec_size *v;
+    size_t n;
+    cct_status st = load_profile(o, &v, &n, err);
+    if (st != CCT_OK)
+        return st;
+    int ranks = pick_ranks(v, n, o->ranks, err);
+    weighted *w = n ? calloc(n, sizeof *w) : NULL;
+    if (ranks && n && !w)
+        st = cct_error_set(err, CCT_ENOMEM, "--sizes-from: out of memory");
+    else if (!ranks)
+        st = CCT_EINVAL;
+    if (st == CCT_OK) {
+        o->ranks = ranks;
+        o->space.n_colls = 0;
+        for (size_t i = 0; i < n; i++) {
+            bool have = false;
+            for (size_t c = 0; c < o->space.n_colls; c++)
+                have = have || o->space.colls[c] == v[i].coll;
+            if (v[i].ranks == ranks && !have)
+                o->space.colls[o->space.n_colls++] = v[i].coll;
+        }
+        bench_sizes(o, v, n, ranks, w);
+    }
+    free(w);
+    free(v);
     return st;
 }

@@ -281,7 +281,8 @@ static void test_bench_sizes(void **state)
     assert_int_equal(o.sizes_dropped, 0);
     /* through the command: a damaged recording or --sizes with it are usage errors */
     char table[4400];
-    snprintf(table, sizeof table, "%s/../tables/h200-socket-4ranks.yaml", getenv("CCT_TEST_SRCDIR"));
+    snprintf(table, sizeof table, "%s/../tables/h200-socket-4ranks.yaml",
+             getenv("CCT_TEST_SRCDIR"));
     const char *both[] = {"bench", table, "--sizes-from", path, "--sizes", "1K", NULL};
     ct_result r = ct_run(both);
     assert_int_equal(r.status, 2);

@@ -5,7 +5,8 @@
  *
  * The replay backend measures nothing, so the matrix is tests/data/links/synthetic-2gpus.json
  * (made up, in the probe's JSON form).  Checked: with it, the table's link_matrix holds that
- * file's figures, explain shows them and `explain --store` the whole matrix; without it (or with
+ * file's figures, explain shows them and `explain --links STORE` the whole matrix; without it (or
+ * with
  * --no-links) neither has any; a malformed file is refused before any run starts, as FILE:LINE:COL,
  * and leaves no store; a missing file names its path; a recorded store from before schema 4 fits as
  * ever.
@@ -103,12 +104,12 @@ static void stored_fitted_explained(void **state)
                                 "way; sockets over eth0\n"));
     assert_null(strstr(out, "link matrix:"));
     free(out);
-    /* --store: the whole stored matrix, pair by pair, with NCCL's path names */
+    /* --links: the whole stored matrix, pair by pair, with NCCL's path names */
     const char *args[] = {"explain", s->table,  "--coll", "allreduce", "--ranks",
-                          "2",       "--store", s->store, NULL};
+                          "2",       "--links", s->store, NULL};
     ct_result r = ct_run(args);
     if (r.status != 0)
-        fail_msg("explain --store: exit %d: %s", r.status, r.err);
+        fail_msg("explain --links: exit %d: %s", r.status, r.err);
     assert_non_null(strstr(r.out, "link matrix:   measured in 2.41 s"));
     assert_non_null(strstr(r.out, "GPU 1 host: H2D 51.0 GB/s, D2H 49.8 GB/s"));
     assert_non_null(strstr(r.out, "    GPU0             X           370.5 NVL"));
@@ -130,9 +131,9 @@ static void none_without_the_flag(void **state)
         free(out);
         free(table);
     }
-    /* --store with a table that has no link_matrix: nothing to look up */
+    /* --links with a table that has no link_matrix: nothing to look up */
     const char *args[] = {"explain", s->table,  "--coll", "allreduce", "--ranks",
-                          "2",       "--store", s->store, NULL};
+                          "2",       "--links", s->store, NULL};
     ct_result r = ct_run(args);
     assert_int_equal(r.status, 1);
     assert_non_null(strstr(r.err, "the table has no link_matrix"));

@@ -20,8 +20,10 @@
 
 #include "cct_json_write.h"
 #include "cct_cli.h"
+#include "cct_cli_job.h"
 #include "cct_grow.h"
 #include "cct_names.h"
+#include "cct_parse.h"
 #include "cct_recording.h"
 #include "cct_recording_audit.h"
 #include "cct_table.h"
@@ -30,21 +32,28 @@ static const char *const NAME = "audit";
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: ccltune audit [--table T] [--json] RECORDING...\n\n"
-                 "Say what NCCL ran in a recorded job: per collective, communicator shape and\n"
-                 "size band, the calls (counted per rank), their GPU time and the algorithm,\n"
-                 "protocol and channel count NCCL executed, by NCCL's own profiler report.\n"
-                 "Record with NCCL_PROFILER_PLUGIN=PATH/libnccl-tuner-ccltune.so and\n"
-                 "CCLTUNE_RECORD=DIR (docs/plugin.md);\n"
-                 "a RECORDING that is a folder stands for every *.rec file in it.\n\n"
-                 "  -t, --table T  compare with table T: calls that ran the rule's choice, calls\n"
-                 "                 left to NCCL (no rule), every mismatch with its calls, and the\n"
-                 "                 time saved as estimated from the rules' measured gains\n"
-                 "  --json         one JSON object on stdout instead of text\n"
-                 "  -h, --help     show this help\n\n"
-                 "Exit status: 0 every call the table has a rule for ran as the rule asked (or no\n"
-                 "--table), 1 some ran something else, 2 usage error or an input that does not\n"
-                 "load.\n");
+    fprintf(out,
+            "usage: ccltune audit [--table T [--store DB] [--steps N]] [--json] RECORDING...\n\n"
+            "Say what NCCL ran in a recorded job: per collective, communicator shape and\n"
+            "size band, the calls (counted per rank), their GPU time and the algorithm,\n"
+            "protocol and channel count NCCL executed, by NCCL's own profiler report.\n"
+            "Record with NCCL_PROFILER_PLUGIN=PATH/libnccl-tuner-ccltune.so and\n"
+            "CCLTUNE_RECORD=DIR (docs/plugin.md);\n"
+            "a RECORDING that is a folder stands for every *.rec file in it.\n\n"
+            "  -t, --table T  compare with table T: calls that ran the rule's choice, calls\n"
+            "                 left to NCCL (no rule), every mismatch with its calls, and the\n"
+            "                 time saved as estimated from the rules' measured gains\n"
+            "  --store DB     take the gains from DB's measurements instead: NCCL's default\n"
+            "                 vs the rule's configuration at each recorded size (the nearest\n"
+            "                 size measured within 2x; search --sizes-from measures them; a\n"
+            "                 bench store's timing of the table as applied comes first)\n"
+            "  --steps N      the recorded job ran N training steps: the saving is given per\n"
+            "                 step (without: over the whole recorded job), per rank process\n"
+            "  --json         one JSON object on stdout instead of text\n"
+            "  -h, --help     show this help\n\n"
+            "Exit status: 0 every call the table has a rule for ran as the rule asked (or no\n"
+            "--table), 1 some ran something else, 2 usage error or an input that does not\n"
+            "load.\n");
 }
 
 typedef struct inputs {
@@ -129,7 +138,7 @@ static bool same_band(const cct_audit_line *a, const cct_audit_line *b)
     return a->coll == b->coll && a->ranks == b->ranks && a->nodes == b->nodes && a->lo == b->lo;
 }
 
-static void print_text(const cct_audit *a, const char *table)
+static void print_text(const cct_audit *a, const char *table, const cct_job_weighting *w)
 {
     char band[80], cfg[64], want[64], lo[32], hi[32];
     for (size_t i = 0; i < a->n_lines; i++) {
@@ -184,11 +193,16 @@ static void print_text(const cct_audit *a, const char *table)
                100.0 * a->saved_ns / ((double)a->total_ns + a->saved_ns),
                ((double)a->total_ns + a->saved_ns) / 1e6, a->evidence_ns / 1e6);
     if (table && a->no_evidence_calls)
-        printf("no estimate for %llu calls that ran rules without measured evidence\n",
-               (unsigned long long)a->no_evidence_calls);
+        printf("no estimate for %llu calls that ran rules without measured evidence%s\n",
+               (unsigned long long)a->no_evidence_calls,
+               w->store ? " (no measurement of NCCL's default and the rule's choice within 2x "
+                          "of their size in the store)"
+                        : "");
+    if (table && a->evidence_ns > 0)
+        cct_cli_print_job(a, w);
 }
 
-static void print_json(const cct_audit *a, const char *table)
+static void print_json(const cct_audit *a, const char *table, const cct_job_weighting *w)
 {
     printf("{\"recordings\":%zu,\"communicators\":%zu,\"calls\":%llu,\"timed\":%llu,"
            "\"gpu_ns\":%llu,\"dropped\":%llu,\"late\":%llu,\"table\":",
@@ -201,10 +215,13 @@ static void print_json(const cct_audit *a, const char *table)
         printf("null");
     printf(",\"as_asked\":%llu,\"left_to_nccl\":%llu,\"mismatched\":%llu,"
            "\"evidence_ns\":%.0f,\"saved_ns\":%.0f,\"saved_lo_ns\":%.0f,\"saved_hi_ns\":%.0f,"
-           "\"no_evidence_calls\":%llu,\"lines\":[",
+           "\"no_evidence_calls\":%llu",
            (unsigned long long)a->as_asked, (unsigned long long)a->left,
            (unsigned long long)a->mismatched, a->evidence_ns, a->saved_ns, a->saved_lo_ns,
            a->saved_hi_ns, (unsigned long long)a->no_evidence_calls);
+    if (table)
+        cct_cli_print_json_job(a, w);
+    printf(",\"lines\":[");
     for (size_t i = 0; i < a->n_lines; i++) {
         const cct_audit_line *l = &a->lines[i];
         printf("%s{\"coll\":\"%s\",\"ranks\":%d,\"nodes\":%d,\"band_lo\":%llu,\"band_hi\":",
@@ -222,8 +239,10 @@ static void print_json(const cct_audit *a, const char *table)
             printf("%s%llu", b ? "," : "", (unsigned long long)l->hist[b]);
         printf("],\"verdict\":\"%s\",\"want\":", cct_audit_verdict_name(l->verdict));
         if (l->want_algo >= 0)
-            printf("{\"algo\":\"%s\",\"proto\":\"%s\",\"channels\":%d,\"gain\":%.4g}",
-                   algo_s(l->want_algo), proto_s(l->want_proto), l->want_channels, l->gain);
+            printf("{\"algo\":\"%s\",\"proto\":\"%s\",\"channels\":%d,\"gain\":%.4g,"
+                   "\"saved_ns\":%.0f}",
+                   algo_s(l->want_algo), proto_s(l->want_proto), l->want_channels, l->gain,
+                   l->saved_ns);
         else
             printf("null");
         printf("}");
@@ -231,7 +250,7 @@ static void print_json(const cct_audit *a, const char *table)
     printf("]}\n");
 }
 
-static int audit_files(inputs *in, const char *table_path, bool json)
+static int audit_files(inputs *in, const char *table_path, const cct_job_weighting *w, bool json)
 {
     cct_recording *recs = calloc(in->n, sizeof *recs);
     if (!recs)
@@ -256,15 +275,15 @@ static int audit_files(inputs *in, const char *table_path, bool json)
         have_table = true;
     }
     cct_audit a;
-    if (cct_audit_run(recs, in->n, have_table ? &table : NULL, &a, &err) != CCT_OK) {
-        cct_cli_fail(NAME, "%s", err.msg);
+    if (cct_cli_job_audit(recs, in->n, have_table ? &table : NULL, w, &a, &err) != CCT_OK) {
+        fprintf(stderr, "%s\n", err.msg);
         status = CCT_EXIT_USAGE;
         goto out;
     }
     if (json)
-        print_json(&a, table_path);
+        print_json(&a, table_path, w);
     else
-        print_text(&a, table_path);
+        print_text(&a, table_path, w);
     status = a.mismatched ? CCT_EXIT_FAIL : CCT_EXIT_OK;
     cct_audit_destroy(&a);
 out:
@@ -278,8 +297,10 @@ out:
 
 int cct_cmd_audit(int argc, char **argv)
 {
-    enum { OPT_JSON = 256 };
+    enum { OPT_JSON = 256, OPT_STORE, OPT_STEPS };
     static const struct option options[] = {
+        {"store", required_argument, NULL, OPT_STORE},
+        {"steps", required_argument, NULL, OPT_STEPS},
         {"table", required_argument, NULL, 't'},
         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, 'h'},
@@ -287,6 +308,8 @@ int cct_cmd_audit(int argc, char **argv)
     };
     const char *table = NULL;
     bool json = false;
+    cct_job_weighting w = {0, NULL};
+    cct_error perr;
     optind = 1;
     opterr = 0;
     int c;
@@ -298,6 +321,14 @@ int cct_cmd_audit(int argc, char **argv)
         case OPT_JSON:
             json = true;
             break;
+        case OPT_STORE:
+            w.store = optarg;
+            break;
+        case OPT_STEPS:
+            if (cct_parse_flag_long("--steps", optarg, 1, 1000000000000L, &w.steps, &perr) !=
+                CCT_OK)
+                return cct_cli_usage_error(NAME, "%s", perr.msg);
+            break;
         case 'h':
             usage(stdout);
             return CCT_EXIT_OK;
@@ -307,13 +338,16 @@ int cct_cmd_audit(int argc, char **argv)
     }
     if (optind >= argc)
         return cct_cli_usage_error(NAME, "expected at least one recording");
+    if ((w.store || w.steps) && !table)
+        return cct_cli_usage_error(NAME, "%s weighs the table's saving: it needs --table",
+                                   w.store ? "--store" : "--steps");
     inputs in = {0};
     int status = CCT_EXIT_OK;
     for (int i = optind; i < argc && status == CCT_EXIT_OK; i++)
         if (expand(&in, argv[i]) != CCT_EXIT_OK)
             status = CCT_EXIT_USAGE;
     if (status == CCT_EXIT_OK)
-        status = audit_files(&in, table, json);
+        status = audit_files(&in, table, &w, json);
     for (size_t i = 0; i < in.n; i++)
         free(in.paths[i]);
     free(in.paths);

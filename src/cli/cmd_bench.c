@@ -49,6 +49,11 @@ static void help(FILE *out)
         "  --sizes LIST         message sizes [1K, 4K, ... x4 up to --max-bytes, plus 100000,\n"
         "                       3M, 5.5M, 12000000]\n"
         "  --max-bytes SIZE     largest default size [16M]\n"
+        "  --sizes-from REC     a recorded job (CCLTUNE_RECORD file or folder; repeatable):\n"
+        "                       its collectives, rank count and sizes exactly (the 64 with\n"
+        "                       the most GPU time), instead of --colls and --sizes; then\n"
+        "                       ccltune audit REC --table TABLE --store BENCH.db weighs the\n"
+        "                       job by these timings\n"
         "  --cycles N           timed cycles per point [6]\n"
         "  --cycle-us US        target length of a cycle [2000]\n"
         "  --pipe-ops K         time groups of K collectives per ncclGroupStart/End (each on\n"
@@ -140,6 +145,7 @@ int cct_cmd_bench(int argc, char **argv)
                                           {"colls", required_argument, NULL, OPT_SHARED},
                                           {"sizes", required_argument, NULL, OPT_SIZES},
                                           {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
+                                          {"sizes-from", required_argument, NULL, OPT_SHARED},
                                           {"cycles", required_argument, NULL, OPT_SHARED},
                                           {"cycle-us", required_argument, NULL, OPT_SHARED},
                                           {"pipe-ops", required_argument, NULL, OPT_SHARED},
@@ -159,7 +165,7 @@ int cct_cmd_bench(int argc, char **argv)
     cct_error_clear(&err);
     bench_opts_init(&o, argc, argv);
     uint64_t max_bytes = 16u << 20;
-    bool sizes_given = false;
+    bool sizes_given = false, colls_given = false;
     optind = 1;
     opterr = 0;
     int c, index = -1, rules_off = 0;
@@ -168,6 +174,7 @@ int cct_cmd_bench(int argc, char **argv)
         switch (c) {
         case OPT_SHARED:
             st = shared_flag(&o, lopts[index].name, optarg, &err);
+            colls_given = colls_given || strcmp(lopts[index].name, "colls") == 0;
             break;
         case OPT_SIZES:
             st = cct_parse_list("--sizes", optarg, 64, add_size, &o, &err);
@@ -204,6 +211,15 @@ int cct_cmd_bench(int argc, char **argv)
     if (optind + 1 < argc)
         return cct_cli_usage_error("bench", "unexpected argument '%s' (one table at a time)",
                                    argv[optind + 1]);
+    if (o.n_sizes_from && (sizes_given || colls_given))
+        return cct_cli_usage_error("bench", "--sizes-from sets the collectives and sizes from "
+                                            "the recordings: leave out --colls and --sizes");
+    if (o.n_sizes_from) {
+        if (cct_search_bench_sizes_from(&o, &err) != CCT_OK)
+            return cct_cli_usage_error("bench", "%s", err.msg);
+        cct_bench_sort_sizes(o.bench_sizes, o.n_bench_sizes);
+        sizes_given = true;
+    }
     if (!sizes_given)
         o.n_bench_sizes = cct_bench_default_sizes(max_bytes, o.bench_sizes, 64);
     static char table_path[PATH_MAX];

@@ -83,6 +83,8 @@ static cct_status load_store(const char *path, cct_point **all, size_t *n_all,
     if (st == CCT_OK && n_runs == 0)
         st = cct_error_set(err, CCT_ENOTFOUND, "%s: the store holds no runs", path);
     for (size_t i = 0; st == CCT_OK && i < n_runs; i++) {
+        if (strcmp(runs[i].source, "production") == 0)
+            continue;
         const char *when = runs[i].finished[0] ? runs[i].finished : runs[i].started;
         if (strcmp(when, created) > 0)
             snprintf(created, created_len, "%s", when);
@@ -91,10 +93,22 @@ static cct_status load_store(const char *path, cct_point **all, size_t *n_all,
             *have_fp = st == CCT_OK;
         }
     }
+    /* production observations (import of job recordings) are not controlled measurements */
+    int64_t *ids = n_runs ? calloc(n_runs, sizeof *ids) : NULL;
+    size_t n_ids = 0;
+    if (st == CCT_OK && !ids)
+        st = cct_error_set(err, CCT_ENOMEM, "out of memory");
+    for (size_t i = 0; st == CCT_OK && i < n_runs; i++)
+        if (strcmp(runs[i].source, "production") != 0)
+            ids[n_ids++] = runs[i].id;
+    if (st == CCT_OK && n_ids == 0)
+        st = cct_error_set(err, CCT_ENOTFOUND, "%s: the store holds only production observations",
+                           path);
     cct_point *pts = NULL;
     size_t n = 0;
     if (st == CCT_OK)
-        st = cct_store_load_points(store, NULL, 0, &pts, &n, err);
+        st = cct_store_load_points(store, ids, n_ids, &pts, &n, err);
+    free(ids);
     if (st == CCT_OK && n > 0) {
         cct_point *grown = realloc(*all, (*n_all + n) * sizeof *grown);
         if (!grown) {

@@ -14,6 +14,11 @@
  * such section is shown; with either, only the one the plugin would pick for a call with
  * numPipeOps P (default 1) and regBuff B (default 0), through the same cct_table_find_section.
  * No match is an error that lists the topologies the table does have.
+ *
+ * --weights-from RECORDING (repeatable; a folder is its *.rec files) weighs the table by a
+ * recorded job: under each rule the job's calls, GPU time and estimated saving in that
+ * band (the audit's lines, cct_recording_audit.h), and the job's total saving per rank
+ * process (per step with --steps) from the rules' evidence, or from --store DB.
  */
 #include <getopt.h>
 #include <math.h>
@@ -23,6 +28,8 @@
 #include <string.h>
 
 #include "cct_cli.h"
+#include "cct_cli_job.h"
+#include "cct_recording_set.h"
 #include "cct_parse.h"
 #include "cct_constants.h"
 #include "cct_probe_links.h"
@@ -37,24 +44,35 @@ static const char *const NAME = "explain";
 typedef struct query {
     int coll;                              /* -1: all */
     long ranks, nodes, pipe_ops, reg_buff; /* -1: not given */
-    const char *store;                     /* --store: the full link matrix from it; NULL */
+    const char *store;                     /* --links: the full link matrix from it; NULL */
+    const char *weights_from[16];          /* --weights-from recordings */
+    size_t n_weights_from;
+    cct_job_weighting w;
 } query;
 
 static void usage(FILE *out)
 {
     fprintf(out,
             "usage: ccltune explain FILE --coll C --ranks R [--nodes N] [--pipe-ops P]\n"
-            "                            [--regbuff no|yes] [--store DB]\n\n"
+            "                            [--regbuff no|yes] [--links DB]\n"
+            "                            [--weights-from REC... [--steps N] [--store DB]]\n\n"
             "Show the decision of a tuning table for every size band.\n\n"
             "  --coll C       broadcast, reduce, allgather, reducescatter, allreduce, or all\n"
             "  --ranks R      ranks in the communicator\n"
             "  --nodes N      nodes in the communicator (default: every node count in the table)\n"
             "  --pipe-ops P   show the section the plugin picks for numPipeOps P (default 1)\n"
             "  --regbuff B    ... and for registered buffers (regBuff), no or yes (default no)\n"
-            "  --store DB     also print the whole link matrix stored in DB with the table's\n"
+            "  --links DB     also print the whole link matrix stored in DB with the table's\n"
             "                 run (its link_matrix), pair by pair\n"
+            "  --weights-from REC  weigh by a recorded job (CCLTUNE_RECORD file or folder;\n"
+            "                 repeatable): under each rule its calls, GPU time and estimated\n"
+            "                 saving there; then the job's saving, as ccltune audit gives it\n"
+            "  --steps N      the recorded job's steps: the saving per step\n"
+            "  --store DB     gains from DB's measurements at each recorded size instead of\n"
+            "                 the rules' evidence\n"
             "  -h, --help     show this help\n\n"
-            "Exit status: 0 shown, 1 unreadable table or no matching section, 2 usage error.\n");
+            "Exit status: 0 shown, 1 unreadable table or recording or no matching section, 2\n"
+            "usage error.\n");
 }
 
 static const char *percent(double frac, char *buf, size_t len)
@@ -196,7 +214,38 @@ static void print_constants(const cct_constants *c)
     }
 }
 
-static void print_section(const cct_section *s)
+/* The job's calls under rule r of section s: one line, or nothing without calls there. */
+static void print_job_band(const cct_audit *a, const cct_section *s, const cct_rule *r,
+                           const cct_job_weighting *w)
+{
+    uint64_t calls = 0, other = 0, ns = 0;
+    double saved = 0;
+    for (size_t i = 0; a && i < a->n_lines; i++) {
+        const cct_audit_line *l = &a->lines[i];
+        if (l->coll != s->coll || l->ranks != s->ranks || l->nodes != s->nodes ||
+            l->lo != r->min_bytes || l->want_algo < 0)
+            continue;
+        calls += l->calls;
+        ns += l->total_ns;
+        saved += l->saved_ns;
+        if (l->verdict == CCT_AUDIT_MISMATCH)
+            other += l->calls;
+    }
+    if (!calls)
+        return;
+    double n = a->n_recordings ? (double)a->n_recordings : 1.0;
+    double per = n * (w->steps > 0 ? (double)w->steps : 1.0);
+    printf("      job: %.1f calls, %.3f ms GPU %s per rank process", (double)calls / per,
+           (double)ns / per / 1e6, w->steps ? "per step" : "over the recording");
+    if (saved > 0)
+        printf(", saves %.3f ms", saved / per / 1e6);
+    if (other)
+        printf("; %llu calls ran something else (ccltune audit lists them)",
+               (unsigned long long)other);
+    printf("\n");
+}
+
+static void print_section(const cct_section *s, const cct_audit *a, const cct_job_weighting *w)
 {
     char key[128];
     printf("\n%s\n", cct_section_describe(s, key, sizeof key));
@@ -233,6 +282,7 @@ static void print_section(const cct_section *s)
         else if (r->no_baseline)
             printf("  %s", evidence);
         printf("\n");
+        print_job_band(a, s, r, w);
     }
     if (s->n_models) {
         size_t poor = 0;
@@ -301,12 +351,40 @@ static void list_topologies(const cct_table *t)
         fprintf(stderr, "  ... and %zu more\n", t->n_sections - MAX_LISTED);
 }
 
+/* The audit of the --weights-from recordings against t; false (printed) when they do not
+ * load. */
+static bool weigh(const query *q, const cct_table *t, cct_audit *a, bool *have)
+{
+    *have = false;
+    if (!q->n_weights_from)
+        return true;
+    cct_recording_set set;
+    cct_error err;
+    cct_status st = cct_recording_set_load(q->weights_from, q->n_weights_from, &set, &err);
+    if (st == CCT_OK) {
+        st = cct_cli_job_audit(set.recs, set.n, t, &q->w, a, &err);
+        cct_recording_set_destroy(&set);
+    }
+    if (st != CCT_OK) {
+        fprintf(stderr, "%s\n", err.msg);
+        return false;
+    }
+    *have = true;
+    return true;
+}
+
 static int explain(const char *path, const query *q)
 {
     cct_table t;
     cct_error err;
     if (cct_table_load_file(path, &t, &err) != CCT_OK) {
         fprintf(stderr, "%s\n", err.msg);
+        return CCT_EXIT_FAIL;
+    }
+    cct_audit audit;
+    bool weighed;
+    if (!weigh(q, &t, &audit, &weighed)) {
+        cct_table_destroy(&t);
         return CCT_EXIT_FAIL;
     }
     size_t n = 0;
@@ -332,10 +410,16 @@ static int explain(const char *path, const query *q)
         print_links(&t.link_matrix);
         print_constants(&t.constants);
         for (size_t i = 0; i < n; i++)
-            print_section(sel[i]);
+            print_section(sel[i], weighed ? &audit : NULL, &q->w);
+        if (weighed) {
+            printf("\n");
+            cct_cli_print_job(&audit, &q->w);
+        }
     }
     if (status == CCT_EXIT_OK && q->store)
         status = print_stored_links(q->store, &t);
+    if (weighed)
+        cct_audit_destroy(&audit);
     free(sel);
     cct_table_destroy(&t);
     return status;
@@ -343,7 +427,17 @@ static int explain(const char *path, const query *q)
 
 int cct_cmd_explain(int argc, char **argv)
 {
-    enum { OPT_COLL = 256, OPT_RANKS, OPT_NODES, OPT_PIPE_OPS, OPT_REGBUFF, OPT_STORE };
+    enum {
+        OPT_COLL = 256,
+        OPT_RANKS,
+        OPT_NODES,
+        OPT_PIPE_OPS,
+        OPT_REGBUFF,
+        OPT_STEPS,
+        OPT_WEIGHTS,
+        OPT_STORE,
+        OPT_LINKS
+    };
     static const cct_enum_name no_yes[] = {{"no", 0}, {"yes", 1}, {NULL, 0}};
     static const struct option options[] = {
         {"coll", required_argument, NULL, OPT_COLL},
@@ -351,11 +445,14 @@ int cct_cmd_explain(int argc, char **argv)
         {"nodes", required_argument, NULL, OPT_NODES},
         {"pipe-ops", required_argument, NULL, OPT_PIPE_OPS},
         {"regbuff", required_argument, NULL, OPT_REGBUFF},
+        {"steps", required_argument, NULL, OPT_STEPS},
+        {"weights-from", required_argument, NULL, OPT_WEIGHTS},
         {"store", required_argument, NULL, OPT_STORE},
+        {"links", required_argument, NULL, OPT_LINKS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    query q = {-2, -1, -1, -1, -1, NULL};
+    query q = {-2, -1, -1, -1, -1, NULL, {NULL}, 0, {0, NULL}};
     optind = 1;
     opterr = 0;
     int c;
@@ -385,8 +482,20 @@ int cct_cmd_explain(int argc, char **argv)
             slot = &q.pipe_ops;
             hi = 1 << 30;
             break;
-        case OPT_STORE:
+        case OPT_LINKS:
             q.store = optarg;
+            continue;
+        case OPT_STEPS:
+            slot = &q.w.steps;
+            hi = 1000000000000L;
+            break;
+        case OPT_WEIGHTS:
+            if (q.n_weights_from == sizeof q.weights_from / sizeof q.weights_from[0])
+                return cct_cli_usage_error(NAME, "--weights-from: at most 16 (name a folder)");
+            q.weights_from[q.n_weights_from++] = optarg;
+            continue;
+        case OPT_STORE:
+            q.w.store = optarg;
             continue;
         case OPT_REGBUFF: {
             int yes;
@@ -412,5 +521,8 @@ int cct_cmd_explain(int argc, char **argv)
         return cct_cli_usage_error(NAME, "--coll is required");
     if (q.ranks < 0)
         return cct_cli_usage_error(NAME, "--ranks is required");
+    if ((q.w.steps || q.w.store) && !q.n_weights_from)
+        return cct_cli_usage_error(NAME, "%s weighs by a recorded job: it needs --weights-from",
+                                   q.w.steps ? "--steps" : "--store");
     return explain(argv[optind], &q);
 }

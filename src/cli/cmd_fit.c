@@ -28,6 +28,8 @@ static void help(FILE *out)
             "                        did not fail]\n"
             "  --include-failed      also use runs marked failed (they stopped on an error,\n"
             "                        so their points may be incomplete)\n"
+            "  --include-production  also use production observations (runs of source\n"
+            "                        production: ccltune import of job recordings)\n"
             "  -o, --output FILE     write the table here (atomically) [stdout]\n"
             "  --tie X               configurations within X of the fastest are tied [0.05]\n"
             "  --min-band F          interior bands span at least a factor F of sizes [2]\n"
@@ -72,6 +74,7 @@ static int parse_args(int argc, char **argv, fit_args *a)
                                          {"help", no_argument, NULL, 'h'},
                                          {"argmin", no_argument, NULL, 'm'},
                                          {"nccl-versions", required_argument, NULL, 'V'},
+                                         {"include-production", no_argument, NULL, 'P'},
                                          {NULL, 0, NULL, 0}};
     a->store_path = "measurements.db";
     a->out_path = NULL;
@@ -128,6 +131,9 @@ static int parse_args(int argc, char **argv, fit_args *a)
         case 'F':
             fo->include_failed = true;
             break;
+        case 'P':
+            fo->include_production = true;
+            break;
         case 'm':
             fo->argmin = true;
             break;
@@ -160,6 +166,11 @@ static void report_summary(const cct_fit_table_summary *sum, const char *out_pat
             sum->points, sum->runs, sum->sections, sum->rules, sum->models, sum->poor_fits,
             sum->corrupt, sum->hung, sum->skipped, out_path ? "; wrote " : "",
             out_path ? out_path : "");
+    if (sum->production_runs_left_out)
+        fprintf(stderr,
+                "ccltune fit: %zu run(s) of production observations left out "
+                "(--include-production uses them)\n",
+                sum->production_runs_left_out);
     if (sum->failed_runs_left_out)
         fprintf(stderr,
                 "ccltune fit: %zu run(s) marked failed left out (--include-failed uses "

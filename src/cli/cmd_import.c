@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cct_cli.h"
+#include "cct_cli_import_rec.h"
 #include "cct_fingerprint.h"
 #include "cct_parse.h"
 #include "cct_import.h"
@@ -33,12 +34,21 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: ccltune import [--store FILE] [--format FORMAT] [--coll C] [--algo A]\n"
             "                      [--proto P] [--ranks N] [--nodes N] [--nccl VERSION]\n"
-            "                      [--dry-run] FILE...\n\n"
+            "                      [--dry-run] FILE...\n"
+            "       ccltune import [--store FILE] [--table T] [--dry-run] RECORDING...\n\n"
             "Import measurements into the store as one run: nccl-tests output (text, or\n"
             "its -J JSON) or the performance CSV of NCCL's example tuner scripts.  Every\n"
-            "file is checked before anything is written; an error names FILE:LINE:COL.\n\n"
+            "file is checked before anything is written; an error names FILE:LINE:COL.\n"
+            "Recordings of a job (CCLTUNE_RECORD files, or folders of them) become one run of\n"
+            "production observations (source production), merged over every rank's file:\n"
+            "the mean GPU time per call of each configuration, shape and size; fit leaves\n"
+            "them out unless --include-production.\n\n"
             "  -s, --store FILE     measurement store (default: measurements.db)\n"
-            "  -f, --format FORMAT  auto (default), nccl-tests, nccl-tests-json or csv\n"
+            "  -f, --format FORMAT  auto (default), nccl-tests, nccl-tests-json, csv or\n"
+            "                       recording\n"
+            "      --table T        recordings: the table the job ran with; calls that ran\n"
+            "                       its rules' choice are observations of that configuration,\n"
+            "                       the rest of NCCL's own choice (without: all of NCCL's)\n"
             "      --coll C         the collective, for logs that do not name it\n"
             "                       (nccl-tests before 2.17): allreduce, all_reduce, ...\n"
             "      --algo A         the algorithm NCCL was forced to (ring, tree, ...), or\n"
@@ -71,13 +81,14 @@ typedef struct import_args {
     const char *store;
     int format;
     bool dry_run;
-    const char *nccl; /* --nccl, NULL when not given */
+    const char *nccl;  /* --nccl, NULL when not given */
+    const char *table; /* --table, recordings only */
     cct_import_opts opts;
 } import_args;
 
 static int parse_args(int argc, char **argv, import_args *a)
 {
-    enum { OPT_COLL = 256, OPT_ALGO, OPT_PROTO, OPT_RANKS, OPT_NODES, OPT_NCCL };
+    enum { OPT_COLL = 256, OPT_ALGO, OPT_PROTO, OPT_RANKS, OPT_NODES, OPT_NCCL, OPT_TABLE };
     static const struct option options[] = {
         {"store", required_argument, NULL, 's'},
         {"format", required_argument, NULL, 'f'},
@@ -87,6 +98,7 @@ static int parse_args(int argc, char **argv, import_args *a)
         {"ranks", required_argument, NULL, OPT_RANKS},
         {"nodes", required_argument, NULL, OPT_NODES},
         {"nccl", required_argument, NULL, OPT_NCCL},
+        {"table", required_argument, NULL, OPT_TABLE},
         {"dry-run", no_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -95,6 +107,7 @@ static int parse_args(int argc, char **argv, import_args *a)
     a->format = CCT_IMPORT_AUTO;
     a->dry_run = false;
     a->nccl = NULL;
+    a->table = NULL;
     cct_import_opts_init(&a->opts);
     optind = 1;
     opterr = 0;
@@ -139,6 +152,9 @@ static int parse_args(int argc, char **argv, import_args *a)
                 rc = cct_cli_usage_error(NAME, "--nccl wants an NCCL version like 2.28.9, not '%s'",
                                          optarg);
             a->nccl = optarg;
+            break;
+        case OPT_TABLE:
+            a->table = optarg;
             break;
         case 'n':
             a->dry_run = true;
@@ -411,6 +427,19 @@ static int store_all(const import_args *a, cct_import_result *r, int n, char **f
     return CCT_EXIT_OK;
 }
 
+/* Recordings take no flags that describe a log, and a table only with them. */
+static int recordings(const import_args *a, char **files, int n, int argc, char **argv)
+{
+    const cct_import_opts *o = &a->opts;
+    if (o->coll != CCT_IMPORT_FROM_INPUT || o->algo != CCT_IMPORT_FROM_INPUT ||
+        o->proto != CCT_IMPORT_FROM_INPUT || o->ranks != CCT_IMPORT_FROM_INPUT ||
+        o->nodes != CCT_IMPORT_FROM_INPUT)
+        return cct_cli_usage_error(NAME, "--coll, --algo, --proto, --ranks and --nodes "
+                                         "describe logs; a recording says them itself");
+    cct_rec_import_args ra = {a->store, a->table, a->nccl, a->dry_run};
+    return cct_cli_import_recordings(&ra, files, n, argc, argv);
+}
+
 int cct_cmd_import(int argc, char **argv)
 {
     import_args a;
@@ -419,6 +448,13 @@ int cct_cmd_import(int argc, char **argv)
         return rc < 0 ? CCT_EXIT_OK : rc;
     char **files = argv + optind;
     int n = argc - optind;
+    bool any_rec = a.format == CCT_IMPORT_RECORDING;
+    for (int i = 0; i < n && a.format == CCT_IMPORT_AUTO; i++)
+        any_rec = any_rec || cct_cli_is_recording(files[i]);
+    if (any_rec)
+        return recordings(&a, files, n, argc, argv);
+    if (a.table)
+        return cct_cli_usage_error(NAME, "--table applies to recordings only");
     cct_import_result *results = calloc((size_t)n, sizeof *results);
     if (!results)
         return cct_cli_fail(NAME, "out of memory");

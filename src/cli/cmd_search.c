@@ -25,6 +25,12 @@ int cct_cmd_search(int argc, char **argv)
         cct_search_print_help(stdout);
         return CCT_EXIT_OK;
     }
+    if (opts.n_sizes_from && !getenv("CCLTUNE_WORKER_RANK"))
+        fprintf(stderr,
+                "ccltune search: --sizes-from: %d ranks, %zu recorded (collective, size) "
+                "pairs; %zu sizes off the grid measured exactly, %zu more (less GPU time) only "
+                "through their grid neighbours\n",
+                opts.ranks, opts.sizes_recorded, opts.space.n_extra_sizes, opts.sizes_dropped);
     if (opts.replay_path)
         return cct_cli_role_result("search", cct_search_replay(&opts, &err), &err);
     if (opts.dry_run) {

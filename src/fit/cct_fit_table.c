@@ -36,26 +36,42 @@ static bool same_fingerprint(const cct_store_fingerprint *a, const cct_store_fin
            strcmp(a->links, b->links) == 0 && strcmp(a->nccl, b->nccl) == 0;
 }
 
+/* A run of production observations (`import RECORDING`): job conditions, not a controlled
+ * measurement. */
+static bool is_production(const cct_store_run *r)
+{
+    return strcmp(r->source, "production") == 0;
+}
+
 /* Which runs feed the fit: the listed ones, or every run; a run marked failed stopped on an
- * error, so it is used only when the options say so (and listing it without is an error). */
+ * error, so it is used only when the options say so (and listing it without is an error);
+ * likewise production observations.  left_out[0] counts failed runs, [1] production runs
+ * left out. */
 static cct_status pick_runs(const cct_store_run *runs, size_t n, const cct_fit_table_options *o,
-                            int64_t *sel, size_t *k, size_t *failed_left_out, cct_error *err)
+                            int64_t *sel, size_t *k, size_t left_out[2], cct_error *err)
 {
     *k = 0;
-    *failed_left_out = 0;
+    left_out[0] = left_out[1] = 0;
     for (size_t i = 0; i < n; i++) {
         bool listed = false;
         for (size_t j = 0; j < o->n_runs; j++)
             listed |= runs[i].id == o->runs[j];
         bool failed = runs[i].state == CCT_RUN_FAILED && !o->include_failed;
+        bool production = is_production(&runs[i]) && !o->include_production;
         if (failed && listed)
             return cct_error_set(err, CCT_EINVAL,
                                  "run %lld is marked failed (it stopped on an error, so its "
                                  "points may be incomplete): pass --include-failed to fit it "
                                  "anyway",
                                  (long long)runs[i].id);
-        if (failed && o->n_runs == 0)
-            (*failed_left_out)++;
+        if (production && listed)
+            return cct_error_set(err, CCT_EINVAL,
+                                 "run %lld holds production observations (ccltune import of "
+                                 "recordings), not controlled measurements: pass "
+                                 "--include-production to fit it",
+                                 (long long)runs[i].id);
+        if ((failed || production) && o->n_runs == 0)
+            left_out[failed ? 0 : 1]++;
         else if (listed || o->n_runs == 0)
             sel[(*k)++] = runs[i].id;
     }
@@ -67,11 +83,16 @@ static cct_status pick_runs(const cct_store_run *runs, size_t n, const cct_fit_t
             return cct_error_set(err, CCT_ENOTFOUND, "the store has no run %lld",
                                  (long long)o->runs[j]);
     }
-    if (*k == 0 && *failed_left_out > 0)
+    if (*k == 0 && left_out[0] > 0)
         return cct_error_set(err, CCT_ENOTFOUND,
                              "every run in the store is marked failed (%zu): pass "
                              "--include-failed to fit them anyway",
-                             *failed_left_out);
+                             left_out[0]);
+    if (*k == 0 && left_out[1] > 0)
+        return cct_error_set(err, CCT_ENOTFOUND,
+                             "the store holds only production observations (%zu runs): pass "
+                             "--include-production to fit them",
+                             left_out[1]);
     if (*k == 0)
         return cct_error_set(err, CCT_ENOTFOUND, "the store holds no runs");
     return CCT_OK;
@@ -81,7 +102,7 @@ cct_status cct_fit_table_runs(cct_store *store, const cct_fit_table_options *o, 
                               size_t *n_ids, cct_error *err)
 {
     cct_store_run *runs = NULL;
-    size_t n = 0, failed = 0;
+    size_t n = 0, left_out[2];
     cct_status st = cct_store_list_runs(store, &runs, &n, err);
     if (st != CCT_OK)
         return st;
@@ -89,7 +110,7 @@ cct_status cct_fit_table_runs(cct_store *store, const cct_fit_table_options *o, 
     if (!*ids)
         st = cct_error_set(err, CCT_ENOMEM, "out of memory");
     else
-        st = pick_runs(runs, n, o, *ids, n_ids, &failed, err);
+        st = pick_runs(runs, n, o, *ids, n_ids, left_out, err);
     free(runs);
     if (st != CCT_OK) {
         free(*ids);
@@ -99,7 +120,7 @@ cct_status cct_fit_table_runs(cct_store *store, const cct_fit_table_options *o, 
 }
 
 static cct_status select_runs(cct_store *store, const cct_fit_table_options *o, int64_t **ids,
-                              size_t *n_ids, size_t *failed_left_out, cct_store_fingerprint *fp,
+                              size_t *n_ids, size_t left_out[2], cct_store_fingerprint *fp,
                               char *created, size_t created_len, char *source, size_t source_len,
                               cct_error *err)
 {
@@ -114,7 +135,7 @@ static cct_status select_runs(cct_store *store, const cct_fit_table_options *o, 
         free(runs);
         return cct_error_set(err, CCT_ENOMEM, "out of memory");
     }
-    st = pick_runs(runs, n, o, sel, &k, failed_left_out, err);
+    st = pick_runs(runs, n, o, sel, &k, left_out, err);
     if (st != CCT_OK) {
         free(runs);
         free(sel);
@@ -236,9 +257,9 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
     size_t n_ids = 0;
     cct_store_fingerprint fp;
     char created[32], source[32];
-    size_t failed_left_out = 0;
-    cct_status st = select_runs(store, o, &ids, &n_ids, &failed_left_out, &fp, created,
-                                sizeof created, source, sizeof source, err);
+    size_t left_out[2] = {0, 0};
+    cct_status st = select_runs(store, o, &ids, &n_ids, left_out, &fp, created, sizeof created,
+                                source, sizeof source, err);
     if (st != CCT_OK)
         return st;
     cct_point *points = NULL;
@@ -336,7 +357,8 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
         summary->skipped = skipped;
         summary->points = n;
         summary->runs = n_ids;
-        summary->failed_runs_left_out = failed_left_out;
+        summary->failed_runs_left_out = left_out[0];
+        summary->production_runs_left_out = left_out[1];
         for (size_t i = 0; i < table->n_sections; i++) {
             summary->sections++;
             summary->rules += table->sections[i].n_rules;

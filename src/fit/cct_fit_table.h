@@ -26,21 +26,24 @@ typedef struct cct_fit_table_options {
     const char *nccl_versions;
     int cc;              /* compute capability x 10 when the runs do not record it (imports); 0 */
     bool include_failed; /* use runs marked failed too (they stopped on an error) */
-    bool no_cycles;      /* decide from the points' statistics only, ignoring per-cycle samples */
-    bool argmin;         /* the per-size argmin table (cct_argmin.h) instead of the fitter's */
+    bool include_production; /* use production observations too (runs of source "production") */
+    bool no_cycles; /* decide from the points' statistics only, ignoring per-cycle samples */
+    bool argmin;    /* the per-size argmin table (cct_argmin.h) instead of the fitter's */
     cct_decide_options decide;
 } cct_fit_table_options;
 
 typedef struct cct_fit_table_summary {
     size_t runs, points, sections, rules, models, poor_fits, corrupt, hung;
-    size_t skipped;              /* topologies with only NCCL's default measured: no section */
-    size_t failed_runs_left_out; /* runs marked failed, not used (include_failed false) */
+    size_t skipped;                  /* topologies with only NCCL's default measured: no section */
+    size_t failed_runs_left_out;     /* runs marked failed, not used (include_failed false) */
+    size_t production_runs_left_out; /* production runs, not used (include_production false) */
 } cct_fit_table_summary;
 
 void cct_fit_table_options_default(cct_fit_table_options *opts);
 
 /* Select runs (all must share one fingerprint; runs marked failed only with
- * include_failed, and naming one in runs without it is an error), load their points,
+ * include_failed, production observations only with include_production, and naming one
+ * in runs without its flag is an error), load their points,
  * decide, fill the table.  `created` is the newest selected run's finishing time, so the same store
  * gives byte-identical output. */
 cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_options *opts,

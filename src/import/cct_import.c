@@ -85,7 +85,8 @@ void cct_import_truncate(cct_import_result *r, size_t n_points, size_t n_samples
         r->n_samples = n_samples;
 }
 
-static const char *const format_names[] = {"auto", "nccl-tests", "nccl-tests-json", "csv"};
+static const char *const format_names[] = {"auto", "nccl-tests", "nccl-tests-json", "csv",
+                                           "recording"};
 
 const char *cct_import_format_name(int format)
 {
@@ -156,8 +157,14 @@ cct_status cct_import_buffer(const char *data, size_t len, const char *name, int
     case CCT_IMPORT_CSV:
         rc = cct_import_csv(data, len, name, opts, result, err);
         break;
+    case CCT_IMPORT_RECORDING: /* merged over every rank's file: cct_import_recordings */
+        rc = cct_error_set(err, CCT_EINVAL,
+                           "%s: recordings are imported together "
+                           "(cct_import_recordings), not one by one",
+                           name);
+        break;
     default:
-        return cct_error_set(err, CCT_EINVAL, "unknown import format %d", format);
+        rc = cct_error_set(err, CCT_EINVAL, "unknown import format %d", format);
     }
     if (rc == CCT_OK) {
         result->format = format;

@@ -31,7 +31,8 @@ typedef enum cct_import_format {
     CCT_IMPORT_AUTO = 0,           /* decide from the content (cct_import_detect) */
     CCT_IMPORT_NCCLTESTS = 1,      /* nccl-tests text output */
     CCT_IMPORT_NCCLTESTS_JSON = 2, /* nccl-tests -J output */
-    CCT_IMPORT_CSV = 3             /* performance CSV of NCCL's example tuner scripts */
+    CCT_IMPORT_CSV = 3,            /* performance CSV of NCCL's example tuner scripts */
+    CCT_IMPORT_RECORDING = 4       /* profiler recordings: cct_import_recordings, all at once */
 } cct_import_format;
 
 /* An option not given: the importer takes the value from the input. */
@@ -85,7 +86,7 @@ cct_status cct_import_add_point(cct_import_result *result, const cct_point *poin
 /* Drop points from index n_points on (undo a failed importer's partial work). */
 void cct_import_truncate(cct_import_result *result, size_t n_points, size_t n_samples);
 
-/* "nccl-tests", "nccl-tests-json", "csv", "auto"; "?" otherwise. */
+/* "nccl-tests", "nccl-tests-json", "csv", "recording", "auto"; "?" otherwise. */
 const char *cct_import_format_name(int format);
 /* Reverse of cct_import_format_name; -1 when unknown. */
 int cct_import_format_from_name(const char *name);

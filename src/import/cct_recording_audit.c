@@ -23,7 +23,38 @@ static void power_band(uint64_t bytes, uint64_t *lo, uint64_t *hi)
     *hi = k == 63 ? CCT_BYTES_INF : UINT64_C(1) << (k + 1);
 }
 
-static void judge(cct_audit_line *l, const cct_table *table, uint64_t bytes)
+typedef struct gain_source {
+    cct_audit_gain_fn fn;
+    void *ctx;
+} gain_source;
+
+/* The gain of one recorded size that ran as the rule asked, and the time it saved. */
+static void weigh(cct_audit_line *l, const cct_rule *r, uint64_t bytes, const gain_source *g)
+{
+    double gain = 0, lo = 0, hi = 0;
+    if (g->fn) {
+        if (!g->fn(g->ctx, l->coll, l->ranks, l->nodes, bytes, r, &gain, &lo, &hi))
+            gain = 0;
+    } else if (r->gain > 0 && !r->no_baseline) {
+        gain = r->gain;
+        lo = r->gain_lo > 0 ? r->gain_lo : r->gain;
+        hi = r->gain_hi > 0 ? r->gain_hi : r->gain;
+    }
+    if (gain <= 0)
+        return;
+    l->gain = gain;
+    l->gain_lo = lo;
+    l->gain_hi = hi;
+    if (!l->timed)
+        return;
+    double t = (double)l->total_ns;
+    l->evidence_ns = t;
+    l->saved_ns = t * (gain - 1.0);
+    l->saved_lo_ns = t * (lo - 1.0);
+    l->saved_hi_ns = t * (hi - 1.0);
+}
+
+static void judge(cct_audit_line *l, const cct_table *table, uint64_t bytes, const gain_source *g)
 {
     l->want_algo = l->want_proto = l->want_channels = -1;
     power_band(bytes, &l->lo, &l->hi);
@@ -43,15 +74,12 @@ static void judge(cct_audit_line *l, const cct_table *table, uint64_t bytes)
     l->want_algo = r->algo;
     l->want_proto = r->proto;
     l->want_channels = r->channels;
-    if (r->gain > 0 && !r->no_baseline) {
-        l->gain = r->gain;
-        l->gain_lo = r->gain_lo > 0 ? r->gain_lo : r->gain;
-        l->gain_hi = r->gain_hi > 0 ? r->gain_hi : r->gain;
-    }
     /* a rule's channel count is a cap: NCCL spreads a small message over fewer channels */
     bool same = l->algo == r->algo && l->proto == r->proto &&
                 (r->channels <= 0 || l->channels <= r->channels);
     l->verdict = same ? CCT_AUDIT_AS_ASKED : CCT_AUDIT_MISMATCH;
+    if (same)
+        weigh(l, r, bytes, g);
 }
 
 static int cmp_u64(uint64_t a, uint64_t b)
@@ -101,6 +129,15 @@ static void merge_into(cct_audit_line *dst, const cct_audit_line *src)
         dst->max_bytes = src->max_bytes;
     for (int b = 0; b < CCT_RECORDING_HIST; b++)
         dst->hist[b] += src->hist[b];
+    if (dst->gain <= 0) {
+        dst->gain = src->gain;
+        dst->gain_lo = src->gain_lo;
+        dst->gain_hi = src->gain_hi;
+    }
+    dst->evidence_ns += src->evidence_ns;
+    dst->saved_ns += src->saved_ns;
+    dst->saved_lo_ns += src->saved_lo_ns;
+    dst->saved_hi_ns += src->saved_hi_ns;
 }
 
 static void tally(cct_audit *a)
@@ -112,14 +149,10 @@ static void tally(cct_audit *a)
         a->total_ns += l->total_ns;
         if (l->verdict == CCT_AUDIT_AS_ASKED) {
             a->as_asked += l->calls;
-            if (l->gain > 0 && l->timed) {
-                double t = (double)l->total_ns;
-                a->evidence_ns += t;
-                a->saved_ns += t * (l->gain - 1.0);
-                a->saved_lo_ns += t * (l->gain_lo - 1.0);
-                a->saved_hi_ns += t * (l->gain_hi - 1.0);
-            } else
-                a->no_evidence_calls += l->calls;
+            a->evidence_ns += l->evidence_ns;
+            a->saved_ns += l->saved_ns;
+            a->saved_lo_ns += l->saved_lo_ns;
+            a->saved_hi_ns += l->saved_hi_ns;
         } else if (l->verdict == CCT_AUDIT_LEFT)
             a->left += l->calls;
         else if (l->verdict == CCT_AUDIT_MISMATCH) {
@@ -132,6 +165,13 @@ static void tally(cct_audit *a)
 cct_status cct_audit_run(const cct_recording *recs, size_t n, const cct_table *table,
                          cct_audit *out, cct_error *err)
 {
+    return cct_audit_run_gains(recs, n, table, NULL, NULL, out, err);
+}
+
+cct_status cct_audit_run_gains(const cct_recording *recs, size_t n, const cct_table *table,
+                               cct_audit_gain_fn gain, void *ctx, cct_audit *out, cct_error *err)
+{
+    gain_source g = {gain, ctx};
     memset(out, 0, sizeof *out);
     size_t total = 0;
     for (size_t i = 0; i < n; i++)
@@ -160,7 +200,9 @@ cct_status cct_audit_run(const cct_recording *recs, size_t n, const cct_table *t
                 l->total_ns = row->total_ns;
                 l->min_bytes = l->max_bytes = row->bytes;
                 memcpy(l->hist, row->hist, sizeof l->hist);
-                judge(l, table, row->bytes);
+                judge(l, table, row->bytes, &g);
+                if (l->verdict == CCT_AUDIT_AS_ASKED && !(l->evidence_ns > 0))
+                    out->no_evidence_calls += l->calls;
             }
         }
     if (out->n_lines)

@@ -13,9 +13,11 @@
  * NCCL" (no section or rule for it, or a collective a tuner is never asked about) or a
  * mismatch.  Calls are counted per rank: a collective on 4 ranks is 4 calls.
  *
- * The saving estimate applies each rule's measured gain over NCCL's own choice (the table's
- * `evidence`, measured at the rule's reference size) to the GPU time the job spent in that
- * rule's band: an estimate for the whole band from one measured size, said so where shown.
+ * The saving estimate applies a measured gain over NCCL's own choice to the GPU time each
+ * recorded (size, configuration) took when it ran as the table asked.  By default the gain
+ * is the rule's (the table's `evidence`, measured at the rule's reference size): an
+ * estimate for the whole band from one measured size, said so where shown.  A gain source
+ * (cct_audit_gain_fn, e.g. measurements in a store) may answer per recorded size instead.
  *
  * Ownership: cct_audit_run fills *out; cct_audit_destroy frees it.
  */
@@ -45,8 +47,9 @@ typedef struct cct_audit_line {
     uint64_t hist[CCT_RECORDING_HIST];
     cct_audit_verdict verdict;
     int want_algo, want_proto, want_channels; /* the rule's; -1 without one */
-    double gain, gain_lo, gain_hi; /* the rule's measured evidence (NCCL's time / the rule's,
-                                      95 % CI); 0 when it has none */
+    double gain, gain_lo, gain_hi; /* the gain of the line's first size (NCCL's time / the
+                                      rule's, 95 % CI where known); 0 when it has none */
+    double evidence_ns, saved_ns, saved_lo_ns, saved_hi_ns; /* summed over the line's sizes */
 } cct_audit_line;
 
 typedef struct cct_audit {
@@ -64,9 +67,18 @@ typedef struct cct_audit {
     uint64_t no_evidence_calls;
 } cct_audit;
 
-/* table may be NULL.  CCT_ENOMEM is the only failure. */
+/* A gain source: NCCL's time / the rule's for a collective of `bytes` on a communicator of
+ * that shape that ran `rule`'s choice; false when it has no measurement for it (those calls
+ * count as no_evidence_calls).  lo/hi: an interval, or the gain itself without one. */
+typedef bool (*cct_audit_gain_fn)(void *ctx, int coll, int ranks, int nodes, uint64_t bytes,
+                                  const cct_rule *rule, double *gain, double *lo, double *hi);
+
+/* table may be NULL.  CCT_ENOMEM is the only failure.  Gains from the rules' evidence. */
 cct_status cct_audit_run(const cct_recording *recs, size_t n, const cct_table *table,
                          cct_audit *out, cct_error *err);
+/* The same with gains from gain(ctx, ...); gain NULL: the rules' evidence. */
+cct_status cct_audit_run_gains(const cct_recording *recs, size_t n, const cct_table *table,
+                               cct_audit_gain_fn gain, void *ctx, cct_audit *out, cct_error *err);
 void cct_audit_destroy(cct_audit *audit);
 
 const char *cct_audit_verdict_name(cct_audit_verdict v); /* "as_asked", "left_to_nccl", ... */

@@ -350,6 +350,28 @@ static void recorded_topology(const cct_point *p, size_t n, int *ranks, int *nod
     }
 }
 
+/* The recorded store's points from controlled runs: production observations (imported job
+ * recordings) are not measurements a search could have taken. */
+static cct_status load_measured(cct_store *rec, cct_point **points, size_t *n, cct_error *err)
+{
+    cct_store_run *runs = NULL;
+    size_t n_runs = 0, k = 0;
+    *points = NULL;
+    *n = 0;
+    cct_status st = cct_store_list_runs(rec, &runs, &n_runs, err);
+    int64_t *ids = st == CCT_OK && n_runs ? calloc(n_runs, sizeof *ids) : NULL;
+    if (st == CCT_OK && n_runs && !ids)
+        st = cct_error_set(err, CCT_ENOMEM, "replay: out of memory");
+    for (size_t i = 0; st == CCT_OK && i < n_runs; i++)
+        if (strcmp(runs[i].source, "production") != 0)
+            ids[k++] = runs[i].id;
+    if (st == CCT_OK && k)
+        st = cct_store_load_points(rec, ids, k, points, n, err);
+    free(ids);
+    free(runs);
+    return st;
+}
+
 int cct_search_replay(cct_search_opts *o, cct_error *out)
 {
     cct_error err;
@@ -361,7 +383,7 @@ int cct_search_replay(cct_search_opts *o, cct_error *out)
     if (cct_search_links_load(o, &err) != CCT_OK)
         return cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
     if (cct_store_open(o->replay_path, true, &rec, &err) != CCT_OK ||
-        cct_store_load_points(rec, NULL, 0, &points, &n, &err) != CCT_OK) {
+        load_measured(rec, &points, &n, &err) != CCT_OK) {
         cct_store_close(rec);
         return cct_search_fail(out, CCT_EXIT_FAIL, "%s", err.msg);
     }

@@ -49,10 +49,14 @@ typedef struct cct_search_opts {
     bool bench_rules_off;         /* --rules off: tuned = the table's constants only */
     const char *bench_compare[4]; /* --compare: tables judged in the same run (absolute) */
     size_t n_bench_compare;
-    bool no_links;          /* --no-links: do not measure the link matrix */
-    const char *links_from; /* --links-from FILE: store this matrix with the run instead */
-    char *links_json;       /* the matrix stored with a new run (cct_search_links_load) */
-    int argc;               /* the command line, passed to workers unchanged */
+    bool no_links;              /* --no-links: do not measure the link matrix */
+    const char *links_from;     /* --links-from FILE: store this matrix with the run instead */
+    char *links_json;           /* the matrix stored with a new run (cct_search_links_load) */
+    const char *sizes_from[16]; /* --sizes-from: recordings (files or folders) */
+    size_t n_sizes_from;
+    size_t sizes_recorded; /* after parsing: (collective, size) pairs taken from them */
+    size_t sizes_dropped;  /* exact sizes left out beyond the space's limit */
+    int argc;
     char **argv;
 } cct_search_opts;
 
@@ -63,6 +67,14 @@ void cct_search_opts_init(cct_search_opts *opts, int argc, char **argv);
  * without one), with the search's own rules; CCT_EINVAL with err naming the flag. */
 cct_status cct_search_set_flag(cct_search_opts *opts, const char *name, const char *value,
                                cct_error *err);
+
+/* --sizes-from (cct_search_sizes.c): set ranks, collectives and sizes from the recordings
+ * in opts->sizes_from; sizes_given says --colls or a size flag was also given (an error).
+ * Errors: the reader's FILE:OFFSET messages, or a rank count the recordings lack. */
+cct_status cct_search_apply_sizes_from(cct_search_opts *opts, bool sizes_given, cct_error *err);
+/* The same for a bench: ranks and collectives as above, bench_sizes the recorded sizes
+ * (the 64 with the most GPU time; sizes_dropped the rest). */
+cct_status cct_search_bench_sizes_from(cct_search_opts *opts, cct_error *err);
 
 /* The search's getopt_long table (ends with a zero entry), for commands that pass flags on
  * to a search (tune). */

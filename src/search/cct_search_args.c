@@ -54,6 +54,11 @@ void cct_search_print_help(FILE *out)
         "  --extra-sizes LIST    further sizes, e.g. 100000,3M [none]\n"
         "  --no-off-grid         drop the 1.5x midpoints of every other octave\n"
         "  --no-baseline         do not measure NCCL's default choice\n"
+        "  --sizes-from REC      a recorded job (CCLTUNE_RECORD file, or a folder of *.rec;\n"
+        "                        repeatable): its collectives, its rank count (--ranks picks\n"
+        "                        one where it has several) and its sizes, exactly, plus the\n"
+        "                        grid from one step below to one step above them; replaces\n"
+        "                        --colls and the size flags\n"
         "  --cross MODE          factorial: buffer sizes, alignments and data types at\n"
         "                        NCCL's channel count only; full: the whole product\n"
         "                        [factorial]\n"
@@ -114,6 +119,7 @@ enum {
     OPT_NO_OFF_GRID,
     OPT_NO_BASELINE,
     OPT_CROSS,
+    OPT_SIZES_FROM,
     OPT_WARMUP,
     OPT_CYCLES,
     OPT_CYCLE_US,
@@ -158,6 +164,7 @@ static const struct option long_opts[] = {
     {"no-off-grid", no_argument, NULL, OPT_NO_OFF_GRID},
     {"no-baseline", no_argument, NULL, OPT_NO_BASELINE},
     {"cross", required_argument, NULL, OPT_CROSS},
+    {"sizes-from", required_argument, NULL, OPT_SIZES_FROM},
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"cycles", required_argument, NULL, OPT_CYCLES},
     {"cycle-us", required_argument, NULL, OPT_CYCLE_US},
@@ -239,6 +246,11 @@ static cct_status apply(cct_search_opts *o, int c, const char *flag, const char 
     case OPT_EXTRA:
     case OPT_CROSS:
         return cct_space_parse(&o->space, flag, arg, err);
+    case OPT_SIZES_FROM:
+        if (o->n_sizes_from == sizeof o->sizes_from / sizeof o->sizes_from[0])
+            return cct_error_set(err, CCT_EINVAL, "%s: at most 16 times (name a folder)", flag);
+        o->sizes_from[o->n_sizes_from++] = arg;
+        return CCT_OK;
     case OPT_NO_OFF_GRID:
         o->space.off_grid = false;
         return CCT_OK;
@@ -326,6 +338,7 @@ cct_status cct_search_parse(int argc, char **argv, cct_search_opts *o, bool *hel
     opterr = 0;
     int c;
     cct_status st = CCT_OK;
+    bool sizes_given = false;
     while (st == CCT_OK && (c = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
         if (c == OPT_HELP) {
             *help = true;
@@ -339,9 +352,13 @@ cct_status cct_search_parse(int argc, char **argv, cct_search_opts *o, bool *hel
         for (const struct option *lo = long_opts; lo->name; lo++)
             if (lo->val == c)
                 snprintf(flag, sizeof flag, "--%s", lo->name);
+        sizes_given = sizes_given || c == OPT_COLLS || c == OPT_MIN_BYTES || c == OPT_MAX_BYTES ||
+                      c == OPT_EXTRA;
         st = apply(o, c, flag, optarg, err);
     }
     if (st == CCT_OK && optind < argc)
         st = cct_error_set(err, CCT_EINVAL, "unexpected argument '%s'", argv[optind]);
+    if (st == CCT_OK)
+        st = cct_search_apply_sizes_from(o, sizes_given, err);
     return st;
 }

@@ -44,8 +44,8 @@ t0=$SECONDS
     --max-bytes "${MAXB:-64M}" >"$W/logs/tune.log" 2>&1
 rc=$?
 say "tune: rc=$rc $((SECONDS - t0)) s; $(grep -ciE 'pat' "$T" 2>/dev/null) lines naming PAT in the table"
-"$C" explain "$T" --store "$W/t$RANKS.db" >"$W/logs/explain.txt" 2>&1
-say "explain --store: exit $?; $(grep -ciE 'link' "$W/logs/explain.txt") lines on links"
+"$C" explain "$T" --links "$W/t$RANKS.db" >"$W/logs/explain.txt" 2>&1
+say "explain --links: exit $?; $(grep -ciE 'link' "$W/logs/explain.txt") lines on links"
 if [ $rc -ne 0 ] || [ ! -f "$T" ]; then
     cp "$ROOT/tables/h200-socket-4ranks.yaml" "$T" && say "tune failed: the committed 4-rank table stands in"
 fi

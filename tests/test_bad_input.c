@@ -250,9 +250,9 @@ static void stores(void)
     bad_case *c;
     char *p = tmp_path("newer.db");
     assert_true(copy_file(good, p, -1));
-    exec_sql(p, "PRAGMA user_version = 4");
-    c = add("stores", "store from a newer schema", "`PRAGMA user_version = 4`",
-            "written by a newer ccltune (schema 4");
+    exec_sql(p, "PRAGMA user_version = 5");
+    c = add("stores", "store from a newer schema", "`PRAGMA user_version = 5`",
+            "written by a newer ccltune (schema 5");
     SEARCH(c, p);
     p = tmp_path("table.yaml");
     assert_true(sf_write(p, 0644));

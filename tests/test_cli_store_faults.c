@@ -318,10 +318,10 @@ static void newer_schema(void **state)
     (void)state;
     char *store = path_in("newer.db");
     assert_true(copy_file(reference, store));
-    exec_sql(store, "PRAGMA user_version = 4");
+    exec_sql(store, "PRAGMA user_version = 5");
     expect_untouched(store, -1, NULL,
-                     "was written by a newer ccltune (schema 4, this build reads "
-                     "up to 3)");
+                     "was written by a newer ccltune (schema 5, this build reads "
+                     "up to 4)");
     expect_untouched(store, -1, "--resume", "was written by a newer ccltune");
     free(store);
 }

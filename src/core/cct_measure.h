@@ -34,9 +34,10 @@ typedef struct cct_config {
     uint64_t ll128_buffsize; /* NCCL_LL128_BUFFSIZE; 0: default */
     unsigned align;          /* byte offset of send and receive buffers from 4 KiB alignment */
     int ranks, nodes;
-    int dtype;     /* cct_dtype */
-    int pipe_ops;  /* collectives of this kind and size in one ncclGroupStart/End; 0 reads as 1 */
-    bool reg_buff; /* send/receive buffers registered with ncclCommRegister */
+    int dtype;      /* cct_dtype */
+    int pipe_ops;   /* collectives of this kind and size in one ncclGroupStart/End; 0 reads as 1 */
+    bool reg_buff;  /* send/receive buffers registered with ncclCommRegister */
+    uint64_t chunk; /* chunk size the tuner answers NCCL (v6, NCCL >= 2.30); 0: NCCL's own */
 } cct_config;
 
 /* The group size of a configuration (zero-initialised configurations are plain calls). */
@@ -98,6 +99,11 @@ typedef struct cct_point {
     int tuner_pipe_ops;
     int tuner_reg_buff;
     uint64_t tuner_bytes;
+    /* The chunk NCCL ran (cfg.chunk is the one asked for): 0 when unknown (NCCL's own chunk,
+     * old stores); chunk_observed says NCCL's output named it, else it was computed by NCCL's
+     * cap-and-round rule (cct_chunk.h). */
+    uint64_t chunk_used;
+    bool chunk_observed;
 } cct_point;
 
 /* A plain call: one collective per call, unregistered buffers (every point before call

@@ -268,7 +268,13 @@ cct_outcome cct_ctx_coll_v2(cct_pctx *ctx, int coll, size_t bytes, int collnet_s
 void cct_ctx_chunk_size(cct_pctx *ctx, int coll, size_t bytes, int algo, int proto, int n_channels,
                         size_t *chunk)
 {
-    if (!chunk || atomic_load_explicit(&ctx->mode, memory_order_relaxed) != CCT_OUT_OVERRIDDEN ||
+    if (!chunk)
+        return;
+    /* measurement mode: a forced chunk, or NCCL's own while forcing (never the table's) */
+    if (atomic_load_explicit(&cct_measure_on, memory_order_relaxed) &&
+        cct_control_chunk(coll, bytes, algo, proto, chunk))
+        return;
+    if (atomic_load_explicit(&ctx->mode, memory_order_relaxed) != CCT_OUT_OVERRIDDEN ||
         (unsigned)coll >= CCT_NUM_COLLS || !ctx->chunk_ix[coll] || cct_control_forcing() ||
         cct_control_bypassing())
         return;

@@ -354,6 +354,10 @@ int cct_search_replay(cct_search_opts *o, cct_error *out)
     char host[sizeof fp.host];
     snprintf(host, sizeof host, "replay of %s", o->replay_path);
     memcpy(fp.host, host, sizeof fp.host);
+    if (cct_search_check_chunk(o, &fp, &err) != CCT_OK) {
+        free(points);
+        return cct_search_fail(out, CCT_EXIT_USAGE, "%s", err.msg);
+    }
     cct_search_run run;
     if (cct_search_begin(o, ranks, nodes, &fp, "replay", &run, &err) != CCT_OK) {
         free(points);

@@ -428,6 +428,8 @@ int cct_search_launch(cct_search_opts *o, cct_error *out)
     cct_probe_fingerprint(info, ranks, nodes, o->ranks_per_gpu, &fp);
     int ngpus = info->n_gpus;
     free(info);
+    if (cct_search_check_chunk(o, &fp, &err) != CCT_OK)
+        return cct_search_fail(out, CCT_EXIT_USAGE, "%s", err.msg);
     struct timespec started;
     clock_gettime(CLOCK_MONOTONIC, &started);
     cct_search_run run;

@@ -69,6 +69,10 @@ typedef struct cct_space {
     size_t n_pipe_ops;
     bool reg_buffs[2]; /* unregistered and/or registered buffers */
     size_t n_reg_buffs;
+    /* chunk sizes the plugin answers NCCL's getChunkSize (tuner v6); 0 = NCCL's own, the
+     * default and only value unless --chunk names others; crossed like channels */
+    uint64_t chunks[CCT_SPACE_MAX_VALUES];
+    size_t n_chunks;
     uint64_t min_bytes, max_bytes;
     double factor; /* grid step */
     bool off_grid; /* add 1.5x midpoints of every other octave */
@@ -88,6 +92,9 @@ void cct_space_defaults(cct_space *space);
 /* Parse one dimension from its command-line text ("ring,tree", "1,2,4,max", "0,4,8,12",
  * "default,1M,16M").  On error, err names the flag and the offending item. */
 cct_status cct_space_parse(cct_space *space, const char *flag, const char *value, cct_error *err);
+
+/* True when the space asks for a chunk size other than NCCL's own (needs tuner v6). */
+bool cct_space_forces_chunk(const cct_space *space);
 
 /* Check the space is coherent (non-empty dimensions, min <= max, factor > 1, ...). */
 cct_status cct_space_check(const cct_space *space, cct_error *err);

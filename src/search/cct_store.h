@@ -27,7 +27,7 @@
 #include "cct_measure.h"
 
 /* 2: call modes (pipe_ops, reg_buff, tuner_*); 3: nccl_logs (NCCL's model printout per run) */
-#define CCT_STORE_SCHEMA_VERSION 3
+#define CCT_STORE_SCHEMA_VERSION 4
 
 typedef struct cct_store cct_store;
 

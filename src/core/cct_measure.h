@@ -106,11 +106,18 @@ typedef struct cct_point {
     bool chunk_observed;
 } cct_point;
 
-/* A plain call: one collective per call, unregistered buffers (every point before call
- * modes existed).  Plots, accuracy and the plain sections use only these. */
-static inline bool cct_point_is_plain(const cct_point *p)
+/* A plain call mode: one collective per call, unregistered buffers, any chunk size. */
+static inline bool cct_point_is_plain_call(const cct_point *p)
 {
     return cct_config_pipe_ops(&p->cfg) == 1 && !p->cfg.reg_buff;
+}
+
+/* A plain call at NCCL's own chunk size (every point before call modes and chunk sizes
+ * existed).  Plots, accuracy, the oracle and the models use only these; the plain sections
+ * also read the chunk sizes measured beside them (cct_point_is_plain_call). */
+static inline bool cct_point_is_plain(const cct_point *p)
+{
+    return cct_point_is_plain_call(p) && p->cfg.chunk == 0;
 }
 
 /* Bus bandwidth factor as nccl-tests defines it (algbw * factor = busbw). */

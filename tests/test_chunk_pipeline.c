@@ -140,12 +140,56 @@ static void test_plugin_applies_them(void **state)
     unsetenv("NCCL_HOSTID");
 }
 
+/* What the commands say of the chunk rule: explain names it, export says its format cannot
+ * carry it, diff against the same table without it reports the change. */
+static void test_commands_show_them(void **state)
+{
+    (void)state;
+    const char *explain[] = {"explain", table, "--coll", "allreduce", "--ranks", "2", NULL};
+    ct_result r = ct_run(explain);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "32 KiB"));
+    assert_non_null(strstr(r.out, "chunk 32 KiB: beat NCCL's own chunk for ring/simple"));
+    ct_result_free(&r);
+    const char *export[] = {"export", table, "--format", "nccl-example-csv", NULL};
+    r = ct_run(export);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "1 rule(s) choose a chunk size"));
+    ct_result_free(&r);
+    /* the same table without the chunk */
+    char *text = NULL;
+    FILE *f = fopen(table, "r");
+    assert_non_null(f);
+    size_t cap = 1 << 20, len = 0;
+    text = malloc(cap);
+    assert_non_null(text);
+    len = fread(text, 1, cap - 1, f);
+    fclose(f);
+    text[len] = '\0';
+    char *at = strstr(text, ", chunk_bytes: 32768");
+    assert_non_null(at);
+    memmove(at, at + strlen(", chunk_bytes: 32768"),
+            strlen(at + strlen(", chunk_bytes: 32768")) + 1);
+    char plain[4200];
+    snprintf(plain, sizeof plain, "%s/plain.yaml", dir);
+    f = fopen(plain, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+    const char *diff[] = {"diff", plain, table, NULL};
+    r = ct_run(diff);
+    assert_non_null(strstr(r.out, "(chunk 32 KiB)"));
+    ct_result_free(&r);
+}
+
 int main(void)
 {
     tu_log_echo = getenv("CCT_TEST_VERBOSE") != NULL;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fitted_rules),
         cmocka_unit_test(test_plugin_applies_them),
+        cmocka_unit_test(test_commands_show_them),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

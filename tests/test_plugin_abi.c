@@ -404,6 +404,16 @@ static void test_chunk_size_v6(void **state)
     assert_int_equal(chunk, 524288);
     P.v6->getChunkSize(ctx, 0, 4 << 20, A_RING, P_SIMPLE, 8, &chunk); /* no section */
     assert_int_equal(chunk, 524288);
+    /* NCCL asks per channel range: a 4 MiB allreduce on 8 channels asks with 512 KiB, which
+     * alone would fall in the tree/ll128 band; the collective's band (ring/simple) decides */
+    float c[NA * NP];
+    tu_costs_fill(c, NA, NP);
+    int nch = 0;
+    assert_int_equal(P.v6->getCollInfo(ctx, 4, 4 << 20, 1, (float **)c, NA, NP, 0, &nch),
+                     ncclSuccess);
+    P.v6->getChunkSize(ctx, 4, 512 << 10, A_RING, P_SIMPLE, 1, &chunk);
+    assert_int_equal(chunk, 131072);
+    chunk = 524288;
     assert_int_equal(P.v6->getChunkSize(NULL, 4, 4 << 20, A_RING, P_SIMPLE, 8, &chunk),
                      ncclSuccess);
     assert_int_equal(chunk, 524288);

@@ -149,7 +149,7 @@ static void test_commands_show_them(void **state)
     ct_result r = ct_run(explain);
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "32 KiB"));
-    assert_non_null(strstr(r.out, "chunk 32 KiB: beat NCCL's own chunk for ring/simple"));
+    assert_non_null(strstr(r.out, "chunk 32 KiB for ring/simple: applied where NCCL asks"));
     ct_result_free(&r);
     const char *export[] = {"export", table, "--format", "nccl-example-csv", NULL};
     r = ct_run(export);

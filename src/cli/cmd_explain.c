@@ -155,8 +155,7 @@ static void print_section(const cct_section *s)
         else if (r->no_baseline)
             printf("  %s", evidence);
         if (r->chunk_bytes)
-            printf("  chunk %s: beat NCCL's own chunk for %s/%s with evidence; applied where "
-                   "NCCL asks the tuner (2.30+, tuner v6)",
+            printf("  chunk %s for %s/%s: applied where NCCL asks the tuner (2.30+, tuner v6)",
                    chunk, cct_algo_name(r->algo), cct_proto_name(r->proto));
         printf("\n");
     }

@@ -1018,6 +1018,35 @@ static void test_force_env(void **state)
     }
     assert_int_equal(tu_log_count(NCCL_LOG_WARN, "CCLTUNE_FORCE"), 1);
     close_plugin();
+
+    /* a chunk from the environment (nccl-tests on NCCL 2.30): answered for the forced
+     * configuration, one INFO line under TUNING per answer that changes NCCL's chunk */
+    env_reset();
+    setenv("CCLTUNE_FORCE", "ring/simple/0/256K", 1);
+    open_plugin();
+    assert_int_equal(init_ver(6, &ctx, 8, 1, tu_logger), ncclSuccess);
+    size_t chunk = 2 << 20;
+    P.v6->getChunkSize(ctx, 4, 1 << 20, A_RING, P_SIMPLE, 1, &chunk);
+    assert_int_equal(chunk, 262144);
+    chunk = 2 << 20;
+    P.v6->getChunkSize(ctx, 4, 1 << 20, A_TREE, P_SIMPLE, 1, &chunk);
+    assert_int_equal(chunk, 2 << 20);
+    assert_int_equal(tu_log_count(NCCL_LOG_INFO, "chunk 2097152 -> 262144 (forced)"), 1);
+    fini_ver(6, ctx);
+    close_plugin();
+    static const char *const bad[] = {"ring/simple/0/big", "ring/simple/0/2G", "ring/simple/0/"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        env_reset();
+        setenv("CCLTUNE_FORCE", bad[i], 1);
+        open_plugin();
+        assert_int_equal(init_ver(6, &ctx, 8, 1, tu_logger), ncclSuccess);
+        chunk = 2 << 20;
+        P.v6->getChunkSize(ctx, 4, 1 << 20, A_RING, P_SIMPLE, 1, &chunk);
+        assert_int_equal(chunk, 2 << 20);
+        fini_ver(6, ctx);
+        assert_int_equal(tu_log_count(NCCL_LOG_WARN, "CCLTUNE_FORCE"), 1);
+        close_plugin();
+    }
 }
 
 static void test_null_logger_and_trace(void **state)

@@ -276,9 +276,18 @@ void cct_ctx_chunk_size(cct_pctx *ctx, int coll, size_t bytes, int algo, int pro
     if (!chunk)
         return;
     /* measurement mode: a forced chunk, or NCCL's own while forcing (never the table's) */
+    size_t nccls = *chunk;
     if (atomic_load_explicit(&cct_measure_on, memory_order_relaxed) &&
-        cct_control_chunk(coll, bytes, algo, proto, chunk))
+        cct_control_chunk(coll, bytes, algo, proto, chunk)) {
+        /* at INFO under TUNING, beside NCCL's own per-call TUNING lines (and its "exceeds
+         * buffer max, clamping" line when it caps the answer) */
+        if (*chunk != nccls && ctx->log)
+            ctx->log(NCCL_LOG_INFO, CCT_NCCL_SUBSYS_TUNING, "plugin_context.c", __LINE__,
+                     "ccltune: comm %s %s %zu bytes %s/%s chunk %zu -> %zu (forced)", ctx->label,
+                     cct_coll_name(coll), bytes, cct_algo_name(algo), cct_proto_name(proto), nccls,
+                     *chunk);
         return;
+    }
     if (atomic_load_explicit(&ctx->mode, memory_order_relaxed) != CCT_OUT_OVERRIDDEN ||
         (unsigned)coll >= CCT_NUM_COLLS || !ctx->chunk_ix[coll] || cct_control_forcing() ||
         cct_control_bypassing())

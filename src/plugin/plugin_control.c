@@ -4,7 +4,7 @@
  * The search runner loads this library by path (the same handle NCCL gets), then switches
  * algorithm/protocol/channels per call through ccltune_control_force() instead of creating
  * a communicator per configuration.  External tools get the same through
- * CCLTUNE_FORCE=algo/proto[/channels]; CCLTUNE_MEASURE=1 only records.  In measurement
+ * CCLTUNE_FORCE=algo/proto[/channels[/chunk]]; CCLTUNE_MEASURE=1 only records.  In measurement
  * mode every call also records NCCL's own choice (the cheapest entry before the plugin
  * touches the table) and which entries were ignored, for ccltune_control_last().
  *
@@ -56,6 +56,7 @@ void cct_control_from_env(const cct_pstate *ps)
     pthread_mutex_lock(&control_mu);
     if (!forcing) { /* a runner that forced before the first communicator wins */
         force = ps->force;
+        force_chunk = ps->force.chunk;
         forcing = true;
         atomic_store(&forcing_flag, true);
     }

@@ -98,8 +98,9 @@ void cct_env_list_parse(const char *text, const char *const *names, int n, bool 
 typedef struct cct_force {
     int algo, proto; /* cct_algo, cct_proto */
     int channels;    /* 0: NCCL's count */
+    uint64_t chunk;  /* 0: NCCL's chunk (tuner v6 only) */
 } cct_force;
-/* "ring/ll" or "Tree/Simple/2": algorithm/protocol[/channels]. */
+/* "ring/ll", "Tree/Simple/2" or "ring/simple/0/256K": algorithm/protocol[/channels[/chunk]]. */
 cct_status cct_force_parse(const char *text, cct_force *out, cct_error *err);
 
 /* A boolean environment variable: "1", "true", "yes", "on" (case-insensitive). */

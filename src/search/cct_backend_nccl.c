@@ -395,7 +395,6 @@ static cct_status verify_one(nccl_ctx *c, const cct_config *cfg, const layout *l
     return CCT_OK;
 }
 
-/* What the plugin saw of the call(s) between `before` and `after`. */
 /* A forced chunk: NCCL asked getChunkSize during the call (before/after: the plugin's chunk
  * records around it) and ran the answer capped to its buffers and rounded to the protocol's
  * grain -- computed here by NCCL's rule (cct_chunk.h), since NCCL's output does not say it
@@ -437,6 +436,7 @@ static void observe_chunk(nccl_ctx *c, const cct_config *cfg, uint64_t bytes,
                 (unsigned long long)ceiling, (unsigned long long)cct_chunk_grain(cfg->proto));
 }
 
+/* What the plugin saw of the call(s) between `before` and `after`. */
 static void observe(nccl_ctx *c, const cct_config *cfg, const ccltune_observation *before,
                     const ccltune_observation *afterp, cct_observed *obs)
 {

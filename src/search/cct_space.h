@@ -5,11 +5,13 @@
  * channel count, buffer sizes (NCCL_BUFFSIZE / NCCL_LL_BUFFSIZE / NCCL_LL128_BUFFSIZE),
  * buffer alignment, data type, message size, and the call mode: group size (`--pipe-ops`,
  * k collectives in one ncclGroupStart/End) and buffer registration (`--regbuff`,
- * ncclCommRegister).  The full cross product is rarely worth
- * its time, so the default design is "factorial": every algorithm/protocol/channel
- * combination at default buffers, aligned, in float; each other value of buffers,
- * alignment and data type crossed with algorithm/protocol only (channels left to NCCL);
- * each call mode other than the plain one (1 op, unregistered) likewise, with its own NCCL
+ * ncclCommRegister); and, where NCCL asks a tuner for it (2.30+), the chunk size (`--chunk`,
+ * crossed with algorithm/protocol/channels at default buffers only: NCCL caps a chunk to the
+ * buffers, and a bigger buffer would move NCCL's own chunk too and is no tuner's to set in a
+ * job).  The full cross product is rarely worth its time, so the default design is "factorial":
+ * every algorithm/protocol/channel combination at default buffers, aligned, in float; each other
+ * value of buffers, alignment and data type crossed with algorithm/protocol only (channels left to
+ * NCCL); each call mode other than the plain one (1 op, unregistered) likewise, with its own NCCL
  * default, in the same session as the plain calls.
  * `--cross full` measures the whole product.
  *

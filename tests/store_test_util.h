@@ -142,6 +142,9 @@ static inline const char *store_test_point_diff(const cct_point *a, const cct_po
     CMP(cfg.ranks);
     CMP(cfg.nodes);
     CMP(cfg.dtype);
+    CMP(cfg.chunk);
+    CMP(chunk_used);
+    CMP(chunk_observed);
     CMP(bytes);
     CMP(in_place);
     CMP(stats.n);

@@ -149,7 +149,8 @@ static void test_explain_section(void **state)
     assert_contains(r.out, "  0 B          8 KiB        tree           ll             2       "
                            "nccl    89.000 us   33.0 %   33.0 %\n");
     assert_contains(r.out, "  8 KiB        64 KiB       tree           simple      nccl    "
-                           "128 KiB   190.000 us   12.0 %   70.0 %\n");
+                           "128 KiB   190.000 us   12.0 %   70.0 %  chunk 128 KiB for tree/simple: "
+                           "applied where NCCL asks the tuner (2.30+, tuner v6)\n");
     assert_contains(r.out, "  64 KiB       inf          ring           simple      nccl       "
                            "nccl            -        -        -\n");
     assert_null(strstr(r.out, "allgather"));

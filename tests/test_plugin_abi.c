@@ -39,6 +39,8 @@ typedef struct plugin {
     void (*last)(ccltune_observation *);
     void (*reset)(void);
     int (*abi)(void);
+    int (*chunk)(uint64_t);
+    void (*chunk_last)(ccltune_chunk_observation *);
 } plugin;
 
 static plugin P;
@@ -123,8 +125,10 @@ static void open_plugin(void)
     *(void **)&P.last = tu_sym(P.h, "ccltune_control_last");
     *(void **)&P.reset = tu_sym(P.h, "ccltune_control_reset");
     *(void **)&P.abi = tu_sym(P.h, "ccltune_control_abi");
+    *(void **)&P.chunk = tu_sym(P.h, "ccltune_control_chunk");
+    *(void **)&P.chunk_last = tu_sym(P.h, "ccltune_control_chunk_last");
     assert_true(P.v6 && P.v5 && P.v4 && P.v3 && P.v2 && P.v1 && P.force && P.last && P.reset &&
-                P.abi);
+                P.abi && P.chunk && P.chunk_last);
 }
 
 static void close_plugin(void)
@@ -400,9 +404,94 @@ static void test_chunk_size_v6(void **state)
     assert_int_equal(chunk, 524288);
     P.v6->getChunkSize(ctx, 0, 4 << 20, A_RING, P_SIMPLE, 8, &chunk); /* no section */
     assert_int_equal(chunk, 524288);
+    /* NCCL asks per channel range: a 4 MiB allreduce on 8 channels asks with 512 KiB, which
+     * alone would fall in the tree/ll128 band; the collective's band (ring/simple) decides */
+    float c[NA * NP];
+    tu_costs_fill(c, NA, NP);
+    int nch = 0;
+    assert_int_equal(P.v6->getCollInfo(ctx, 4, 4 << 20, 1, (float **)c, NA, NP, 0, &nch),
+                     ncclSuccess);
+    P.v6->getChunkSize(ctx, 4, 512 << 10, A_RING, P_SIMPLE, 1, &chunk);
+    assert_int_equal(chunk, 131072);
+    chunk = 524288;
     assert_int_equal(P.v6->getChunkSize(NULL, 4, 4 << 20, A_RING, P_SIMPLE, 8, &chunk),
                      ncclSuccess);
     assert_int_equal(chunk, 524288);
+    fini_ver(6, ctx);
+    close_plugin();
+}
+
+/* NCCL 2.30's ncclTuner_v6_t, as its header lays it out: name, init (context first, then
+ * the communicator id, nRanks, nNodes, the logger, the NVL domain info and the constants),
+ * getCollInfo, finalize, and getChunkSize last -- five pointers, no padding.  NCCL reads the
+ * struct by these offsets, so ours must match them exactly. */
+static void test_v6_layout(void **state)
+{
+    (void)state;
+    assert_int_equal(offsetof(ncclTuner_v6_t, name), 0);
+    assert_int_equal(offsetof(ncclTuner_v6_t, init), sizeof(void *));
+    assert_int_equal(offsetof(ncclTuner_v6_t, getCollInfo), 2 * sizeof(void *));
+    assert_int_equal(offsetof(ncclTuner_v6_t, finalize), 3 * sizeof(void *));
+    assert_int_equal(offsetof(ncclTuner_v6_t, getChunkSize), 4 * sizeof(void *));
+    assert_int_equal(sizeof(ncclTuner_v6_t), 5 * sizeof(void *));
+    /* v6 adds getChunkSize behind v5's four members, which keep their places */
+    assert_int_equal(sizeof(ncclTuner_v5_t), 4 * sizeof(void *));
+    assert_int_equal(offsetof(ncclTuner_v5_t, finalize), offsetof(ncclTuner_v6_t, finalize));
+}
+
+/* Measurement mode through the v6 entry point: a forced chunk is answered for the forced
+ * algorithm/protocol only (never below the protocol's grain), NCCL's own stays elsewhere,
+ * with no forced chunk and while bypassing; every call is recorded for the runner; the
+ * table's chunk rules do not apply while forcing. */
+static void test_forced_chunk_v6(void **state)
+{
+    (void)state;
+    env_reset();
+    use_good_table();
+    open_plugin();
+    void *ctx;
+    assert_int_equal(init_ver(6, &ctx, 8, 1, tu_logger), ncclSuccess);
+    ccltune_chunk_observation o;
+    P.chunk_last(&o);
+    assert_int_equal(o.calls, 0);
+    assert_int_equal(P.force(A_RING, P_SIMPLE, 0), 0);
+    size_t chunk = 524288;
+    /* forcing without a forced chunk: NCCL's own, not the table's rule (131072) */
+    P.v6->getChunkSize(ctx, 4, 4 << 20, A_RING, P_SIMPLE, 1, &chunk);
+    assert_int_equal(chunk, 524288);
+    assert_int_equal(P.chunk(262144), 0);
+    P.v6->getChunkSize(ctx, 4, 3 << 20, A_RING, P_SIMPLE, 1, &chunk);
+    assert_int_equal(chunk, 262144);
+    P.chunk_last(&o);
+    assert_int_equal(o.calls, 2);
+    assert_int_equal(o.coll, 4);
+    assert_int_equal(o.bytes, 3 << 20);
+    assert_int_equal(o.algo, A_RING);
+    assert_int_equal(o.proto, P_SIMPLE);
+    assert_int_equal(o.nccl_chunk, 524288);
+    assert_int_equal(o.answered, 262144);
+    chunk = 65536; /* NCCL runs another algorithm than the forced one: its own chunk */
+    P.v6->getChunkSize(ctx, 4, 3 << 20, A_TREE, P_SIMPLE, 1, &chunk);
+    assert_int_equal(chunk, 65536);
+    /* below the grain: one grain (LL128: 1920 bytes) */
+    assert_int_equal(P.force(A_RING, P_LL128, 0), 0);
+    assert_int_equal(P.chunk(1024), 0);
+    P.v6->getChunkSize(ctx, 4, 1 << 20, A_RING, P_LL128, 1, &chunk);
+    assert_int_equal(chunk, 1920);
+    /* bypass (NCCL's defaults): untouched */
+    assert_int_equal(P.force(CCLTUNE_CONTROL_BYPASS, 0, 0), 0);
+    chunk = 524288;
+    P.v6->getChunkSize(ctx, 4, 4 << 20, A_RING, P_SIMPLE, 1, &chunk);
+    assert_int_equal(chunk, 524288);
+    /* back to the table: its rule's chunk again */
+    assert_int_equal(P.force(-1, 0, 0), 0);
+    P.v6->getChunkSize(ctx, 4, 4 << 20, A_RING, P_SIMPLE, 8, &chunk);
+    assert_int_equal(chunk, 131072);
+    assert_int_equal(P.chunk(CCLTUNE_CONTROL_CHUNK_MAX + 1), -1);
+    assert_int_equal(P.chunk(0), 0);
+    P.reset();
+    P.chunk_last(&o);
+    assert_int_equal(o.calls, 0);
     fini_ver(6, ctx);
     close_plugin();
 }
@@ -932,6 +1021,35 @@ static void test_force_env(void **state)
     }
     assert_int_equal(tu_log_count(NCCL_LOG_WARN, "CCLTUNE_FORCE"), 1);
     close_plugin();
+
+    /* a chunk from the environment (nccl-tests on NCCL 2.30): answered for the forced
+     * configuration, one INFO line under TUNING per answer that changes NCCL's chunk */
+    env_reset();
+    setenv("CCLTUNE_FORCE", "ring/simple/0/256K", 1);
+    open_plugin();
+    assert_int_equal(init_ver(6, &ctx, 8, 1, tu_logger), ncclSuccess);
+    size_t chunk = 2 << 20;
+    P.v6->getChunkSize(ctx, 4, 1 << 20, A_RING, P_SIMPLE, 1, &chunk);
+    assert_int_equal(chunk, 262144);
+    chunk = 2 << 20;
+    P.v6->getChunkSize(ctx, 4, 1 << 20, A_TREE, P_SIMPLE, 1, &chunk);
+    assert_int_equal(chunk, 2 << 20);
+    assert_int_equal(tu_log_count(NCCL_LOG_INFO, "chunk 2097152 -> 262144 (forced)"), 1);
+    fini_ver(6, ctx);
+    close_plugin();
+    static const char *const bad[] = {"ring/simple/0/big", "ring/simple/0/2G", "ring/simple/0/"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        env_reset();
+        setenv("CCLTUNE_FORCE", bad[i], 1);
+        open_plugin();
+        assert_int_equal(init_ver(6, &ctx, 8, 1, tu_logger), ncclSuccess);
+        chunk = 2 << 20;
+        P.v6->getChunkSize(ctx, 4, 1 << 20, A_RING, P_SIMPLE, 1, &chunk);
+        assert_int_equal(chunk, 2 << 20);
+        fini_ver(6, ctx);
+        assert_int_equal(tu_log_count(NCCL_LOG_WARN, "CCLTUNE_FORCE"), 1);
+        close_plugin();
+    }
 }
 
 static void test_null_logger_and_trace(void **state)
@@ -1062,6 +1180,8 @@ int main(void)
         cmocka_unit_test_teardown(test_cost_versions, teardown),
         cmocka_unit_test_teardown(test_v2_v1, teardown),
         cmocka_unit_test_teardown(test_chunk_size_v6, teardown),
+        cmocka_unit_test(test_v6_layout),
+        cmocka_unit_test_teardown(test_forced_chunk_v6, teardown),
         cmocka_unit_test_teardown(test_missing_table, teardown),
         cmocka_unit_test_teardown(test_no_table_configured, teardown),
         cmocka_unit_test_teardown(test_malformed_table, teardown),

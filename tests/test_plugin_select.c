@@ -244,9 +244,14 @@ static void test_force_syntax(void **state)
     assert_int_equal(f.channels, 0);
     assert_int_equal(cct_force_parse("nvls_tree/simple/64", &f, &err), CCT_OK);
     assert_int_equal(f.algo, CCT_ALGO_NVLS_TREE);
-    static const char *bad[] = {"ring",      "ring/",      "/ll",        "rung/ll",
-                                "ring/ll12", "ring/ll/-1", "ring/ll/65", "ring/ll/2x",
-                                "ring/ll/",  "",           "ring/ll/2/3"};
+    assert_int_equal(f.chunk, 0);
+    assert_int_equal(cct_force_parse("ring/simple/0/256K", &f, &err), CCT_OK);
+    assert_int_equal(f.channels, 0);
+    assert_int_equal(f.chunk, 262144);
+    static const char *bad[] = {
+        "ring",        "ring/",      "/ll",          "rung/ll",       "ring/ll12",
+        "ring/ll/-1",  "ring/ll/65", "ring/ll/2x",   "ring/ll/",      "",
+        "ring/ll/2/3", "ring/ll/2/", "ring/ll/2/2G", "ring/ll/2/4K/1"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         cct_error_clear(&err);
         assert_int_not_equal(cct_force_parse(bad[i], &f, &err), CCT_OK);

@@ -1088,6 +1088,50 @@ static void test_call_modes_are_keys(void **state)
     cct_store_close(s);
 }
 
+/* A forced chunk is another point than NCCL's own chunk at the same key; the chunk NCCL ran
+ * and where that came from read back as written. */
+static void test_chunk_is_a_key(void **state)
+{
+    fixture *f = *state;
+    cct_store *s = open_ok(f->path, false);
+    int64_t run = new_run(s, "host-a", "plan-1");
+    cct_point own = store_test_point(2);
+    cct_error err;
+    cct_point asked = own, observed = own;
+    asked.cfg.chunk = 300000;
+    asked.chunk_used = 299520; /* rounded down to Simple's 512-byte grain */
+    asked.stats.median_us = 7.0;
+    observed.cfg.chunk = 65536;
+    observed.chunk_used = 65536;
+    observed.chunk_observed = true;
+    bool found = true;
+    assert_int_equal(cct_store_add_point(s, run, &own, NULL, 0, &err), CCT_OK);
+    assert_int_equal(
+        cct_store_has_point(s, run, &asked.cfg, asked.bytes, asked.in_place, &found, &err), CCT_OK);
+    assert_false(found);
+    assert_int_equal(cct_store_add_point(s, run, &asked, NULL, 0, &err), CCT_OK);
+    assert_int_equal(cct_store_add_point(s, run, &observed, NULL, 0, &err), CCT_OK);
+    assert_int_equal(cct_store_add_point(s, run, &asked, NULL, 0, &err), CCT_EINVAL);
+    assert_non_null(strstr(err.msg, "chunk 300000"));
+    cct_point *pts = NULL;
+    size_t n = 0;
+    assert_int_equal(cct_store_load_points(s, &run, 1, &pts, &n, &err), CCT_OK);
+    assert_int_equal(n, 3);
+    assert_null(store_test_point_diff(&pts[0], &own));
+    assert_null(store_test_point_diff(&pts[1], &asked));
+    assert_null(store_test_point_diff(&pts[2], &observed));
+    assert_int_equal(pts[0].cfg.chunk, 0);
+    assert_int_equal(pts[0].chunk_used, 0);
+    free(pts);
+    cct_store_close(s);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(store_test_sql_int(db, "SELECT count(*) FROM point_summary WHERE "
+                                            "chunk_source = 'computed' AND chunk_used = 299520"),
+                     1);
+    sqlite3_close(db);
+}
+
 /* Write the first `keep` bytes of from (all when negative) to to. */
 static void truncated_copy(const char *from, const char *to, long keep)
 {
@@ -1201,6 +1245,8 @@ static void test_version1_store_migrates(void **state)
         assert_int_equal(old[i].cfg.pipe_ops, 0);
         assert_false(old[i].cfg.reg_buff);
         assert_int_equal(old[i].tuner_pipe_ops, 0);
+        assert_int_equal(old[i].cfg.chunk, 0); /* before chunk sizes: NCCL's own */
+        assert_int_equal(old[i].chunk_used, 0);
     }
 
     s = open_ok(f->path, false); /* upgrades */
@@ -1218,10 +1264,13 @@ static void test_version1_store_migrates(void **state)
         CCT_OK);
     assert_true(ns > 0 || old[0].stats.n == 0);
     free(smp);
-    cct_point grouped = old[0];
+    cct_point grouped = old[0], chunked = old[0];
     grouped.cfg.pipe_ops = 4;
+    chunked.cfg.chunk = 131072;
+    chunked.chunk_used = 131072;
     int64_t run = new_run(s, "host-b", "plan-2");
     assert_int_equal(cct_store_add_point(s, run, &grouped, NULL, 0, &err), CCT_OK);
+    assert_int_equal(cct_store_add_point(s, run, &chunked, NULL, 0, &err), CCT_OK);
     assert_int_equal(cct_store_put_nccl_log(s, 1, 2, 2, "upgraded", &err), CCT_OK);
     cct_store_close(s);
     free(old);
@@ -1234,6 +1283,7 @@ static void test_version1_store_migrates(void **state)
     assert_int_equal(store_test_sql_int(db, "SELECT count(*) FROM points WHERE pipe_ops <> 1 OR "
                                             "reg_buff <> 0"),
                      1);
+    assert_int_equal(store_test_sql_int(db, "SELECT count(*) FROM points WHERE chunk <> 0"), 1);
     assert_true(store_test_sql_int(db, "SELECT count(*) FROM point_summary") > 100);
     assert_int_equal(store_test_sql_int(db, "SELECT count(*) FROM nccl_logs WHERE run_id = 1"), 1);
     sqlite3_close(db);
@@ -1306,6 +1356,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_point_summary_busbw, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_modes_are_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_version1_store_migrates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_chunk_is_a_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gz_store_is_read_in_place, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nccl_log_round_trip, setup, teardown),
     };

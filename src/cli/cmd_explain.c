@@ -8,6 +8,7 @@
  * altogether (cct_rule_is_nccl_choice: NCCL's own algorithm/protocol, NCCL's channels and
  * chunk, margin_default 0) ends in "left to NCCL (its default here: ring/simple)": its
  * predicted time is NCCL's default's, not that of the forced configuration of that name.
+ * A rule with a chunk size says so after its verdict (only NCCL 2.30+ asks a tuner for it).
  *
  * Which sections apply: those of the collective (or of every collective with --coll all)
  * with the given ranks, and nodes when --nodes is given.  Without --pipe-ops/--regbuff every
@@ -281,6 +282,9 @@ static void print_section(const cct_section *s, const cct_audit *a, const cct_jo
             printf("  %s: %s", cct_words_verdict(r, verdict, sizeof verdict), evidence);
         else if (r->no_baseline)
             printf("  %s", evidence);
+        if (r->chunk_bytes)
+            printf("  chunk %s for %s/%s: applied where NCCL asks the tuner (2.30+, tuner v6)",
+                   chunk, cct_algo_name(r->algo), cct_proto_name(r->proto));
         printf("\n");
         print_job_band(a, s, r, w);
     }

@@ -34,9 +34,10 @@ typedef struct cct_config {
     uint64_t ll128_buffsize; /* NCCL_LL128_BUFFSIZE; 0: default */
     unsigned align;          /* byte offset of send and receive buffers from 4 KiB alignment */
     int ranks, nodes;
-    int dtype;     /* cct_dtype */
-    int pipe_ops;  /* collectives of this kind and size in one ncclGroupStart/End; 0 reads as 1 */
-    bool reg_buff; /* send/receive buffers registered with ncclCommRegister */
+    int dtype;      /* cct_dtype */
+    int pipe_ops;   /* collectives of this kind and size in one ncclGroupStart/End; 0 reads as 1 */
+    bool reg_buff;  /* send/receive buffers registered with ncclCommRegister */
+    uint64_t chunk; /* chunk size the tuner answers NCCL (v6, NCCL >= 2.30); 0: NCCL's own */
 } cct_config;
 
 /* The group size of a configuration (zero-initialised configurations are plain calls). */
@@ -98,13 +99,25 @@ typedef struct cct_point {
     int tuner_pipe_ops;
     int tuner_reg_buff;
     uint64_t tuner_bytes;
+    /* The chunk NCCL ran (cfg.chunk is the one asked for): 0 when unknown (NCCL's own chunk,
+     * old stores); chunk_observed says NCCL's output named it, else it was computed by NCCL's
+     * cap-and-round rule (cct_chunk.h). */
+    uint64_t chunk_used;
+    bool chunk_observed;
 } cct_point;
 
-/* A plain call: one collective per call, unregistered buffers (every point before call
- * modes existed).  Plots, accuracy and the plain sections use only these. */
-static inline bool cct_point_is_plain(const cct_point *p)
+/* A plain call mode: one collective per call, unregistered buffers, any chunk size. */
+static inline bool cct_point_is_plain_call(const cct_point *p)
 {
     return cct_config_pipe_ops(&p->cfg) == 1 && !p->cfg.reg_buff;
+}
+
+/* A plain call at NCCL's own chunk size (every point before call modes and chunk sizes
+ * existed).  Plots, accuracy, the oracle and the models use only these; the plain sections
+ * also read the chunk sizes measured beside them (cct_point_is_plain_call). */
+static inline bool cct_point_is_plain(const cct_point *p)
+{
+    return cct_point_is_plain_call(p) && p->cfg.chunk == 0;
 }
 
 /* Bus bandwidth factor as nccl-tests defines it (algbw * factor = busbw). */

@@ -46,7 +46,7 @@ void cct_calib_options_default(cct_calib_options *opt)
 static bool usable(const cct_point *p)
 {
     const cct_config *c = &p->cfg;
-    return p->status == CCT_POINT_OK && c->channels == 0 && c->buffsize == 0 &&
+    return p->status == CCT_POINT_OK && c->channels == 0 && c->chunk == 0 && c->buffsize == 0 &&
            c->ll_buffsize == 0 && c->ll128_buffsize == 0 && c->align == 0 &&
            p->stats.median_us > 0.0 && isfinite(p->stats.median_us);
 }

@@ -59,7 +59,7 @@ cct_status cct_dsec_penalties(cct_dsec *sec, const cct_decide_options *opt, cct_
     size_t nr = 0;
     for (size_t i = 0; i < sec->n_conf; i++) {
         const cct_dconf *c = &sec->conf[i];
-        if (c->excluded || c->baseline || c->n == 0)
+        if (c->excluded || c->baseline || c->n == 0 || c->cfg.chunk != 0)
             continue;
         for (size_t q = 0; q < c->n_all; q++) {
             const cct_point *p = c->all[q];

@@ -95,7 +95,7 @@ bool cct_dconf_measured(const cct_dconf *c, uint64_t bytes, double rel_floor, do
 
 bool cct_dconf_candidate(const cct_dconf *c)
 {
-    return !c->excluded && !c->baseline && c->n > 0;
+    return !c->excluded && !c->baseline && c->n > 0 && c->cfg.chunk == 0;
 }
 
 bool cct_dsec_has_candidates(const cct_dsec *sec)

@@ -190,6 +190,12 @@ void cct_dsettled_free(cct_dsettled *s);
  * section struct; on error its arrays are released). */
 cct_status cct_decide_rules(const cct_dsettled *in, cct_section *out, cct_error *err);
 
+/* ---- chunk sizes (cct_decide_chunk.c) ---- */
+
+/* Give rule r (grid indices [i0, i1] of view x) the chunk size of its configuration's variant
+ * that beats NCCL's own chunk there with evidence; chunk_bytes 0 (NCCL's) otherwise. */
+void cct_decide_chunk(const cct_dview *x, cct_rule *r, size_t i0, size_t i1);
+
 /* ---- orchestration (cct_decide.c) ---- */
 
 /* Decide with buffers b and fill out (an empty section struct; its arrays are allocated

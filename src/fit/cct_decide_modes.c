@@ -164,7 +164,7 @@ cct_status cct_build_mode_sections(const cct_point *points, size_t n, const cct_
         return cct_error_set(err, CCT_ENOMEM, "out of memory");
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
-        if (!cct_point_is_plain(&points[i]))
+        if (!cct_point_is_plain_call(&points[i]) && points[i].cfg.chunk == 0)
             mine[m++] = points[i];
     qsort(mine, m, sizeof *mine, cmp_mode);
     size_t keep = table->n_sections;

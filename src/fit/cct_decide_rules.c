@@ -8,7 +8,8 @@
  * (where NCCL switches between two measured sizes is not known).  Each rule carries the
  * numbers at its reference size (cct_dview_ref_index): the predicted time, the margins over
  * the runner-up and over NCCL's default, and the measured evidence (paired gain and interval,
- * noise floor, cycles).
+ * noise floor, cycles).  A rule then gets the chunk size of its configuration that beats
+ * NCCL's own chunk over its sizes with evidence (cct_decide_chunk.c).
  */
 #include <math.h>
 #include <stdint.h>
@@ -113,6 +114,7 @@ static cct_status add_band_rules(const cct_dview *x, const cct_dband *b, cct_sec
             continue;
         }
         cct_rule r = make_rule(x, b->conf, i0, i, lo, hi);
+        cct_decide_chunk(x, &r, i0, i);
         if (cct_section_add_rule(out, &r) != CCT_OK)
             return CCT_ENOMEM;
         i0 = i + 1;
@@ -128,7 +130,7 @@ static cct_status add_rules(const cct_dview *x, const cct_dband *bands, size_t n
             return CCT_ENOMEM;
     for (size_t i = 0; i < x->sec->n_conf; i++) {
         const cct_dconf *c = &x->sec->conf[i];
-        if (c->fitted && !c->excluded && !c->baseline &&
+        if (c->fitted && !c->excluded && !c->baseline && c->cfg.chunk == 0 &&
             cct_section_add_model(out, &c->model) != CCT_OK)
             return CCT_ENOMEM;
     }

@@ -204,8 +204,8 @@ cct_status cct_dview_init(const cct_dsec *sec, const cct_decide_options *opt, co
     }
     for (size_t i = 0; i < sec->n_conf; i++) {
         const cct_dconf *c = &sec->conf[i];
-        if (!cct_dconf_uses(c, b) || c->excluded || c->n == 0)
-            continue;
+        if (!cct_dconf_uses(c, b) || c->excluded || c->n == 0 || c->cfg.chunk != 0)
+            continue; /* a chunk size only refines its configuration's rule (rules stage) */
         if (c->baseline) {
             if (!v->base)
                 v->base = c;

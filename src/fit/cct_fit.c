@@ -57,7 +57,8 @@ int cct_fit_config_compare(const cct_config *a, const cct_config *b)
         (c = cmp_i(a->nodes, b->nodes)) || (c = cmp_i(a->dtype, b->dtype)) ||
         (c = cmp_u(a->buffsize, b->buffsize)) || (c = cmp_u(a->ll_buffsize, b->ll_buffsize)) ||
         (c = cmp_u(a->ll128_buffsize, b->ll128_buffsize)) || (c = cmp_i(a->algo, b->algo)) ||
-        (c = cmp_i(a->proto, b->proto)) || (c = cmp_i(a->channels, b->channels)))
+        (c = cmp_i(a->proto, b->proto)) || (c = cmp_i(a->channels, b->channels)) ||
+        (c = cmp_u(a->chunk, b->chunk)))
         return c;
     return cmp_i(a->align, b->align);
 }

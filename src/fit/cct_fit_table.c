@@ -337,7 +337,7 @@ cct_status cct_fit_table_from_store(cct_store *store, const cct_fit_table_option
         if (!plain)
             st = cct_error_set(err, CCT_ENOMEM, "out of memory");
         for (size_t i = 0; plain && i < n; i++)
-            if (cct_point_is_plain(&points[i]))
+            if (cct_point_is_plain_call(&points[i]))
                 plain[n_plain++] = points[i];
         if (st == CCT_OK && o->argmin)
             st = cct_build_argmin_table(plain, n_plain, dopt.ll128_allowed, table, err);

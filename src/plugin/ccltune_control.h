@@ -52,6 +52,18 @@ typedef struct ccltune_observation {
     int reg_buff;        /* regBuff of the last call; -1 when the tuner ABI (v2, v3) lacks it */
 } ccltune_observation;
 
+/* The last getChunkSize call NCCL (tuner v6, NCCL >= 2.30) made in measurement mode.  NCCL
+ * asks once per channel range of a collective: bytes is that range's share. */
+typedef struct ccltune_chunk_observation {
+    uint64_t calls; /* getChunkSize calls since the last reset */
+    int coll, algo, proto;
+    uint64_t bytes;      /* nBytes NCCL passed */
+    uint64_t nccl_chunk; /* the chunk NCCL computed and passed in */
+    uint64_t answered;   /* what the plugin answered (NCCL then caps and rounds it) */
+} ccltune_chunk_observation;
+
+#define CCLTUNE_CONTROL_CHUNK_MAX (1ull << 30) /* NCCL's chunk fields hold up to 1 GiB */
+
 /* Returns CCLTUNE_CONTROL_ABI; lets the runner check it loaded a compatible plugin. */
 int ccltune_control_abi(void);
 
@@ -61,6 +73,13 @@ int ccltune_control_abi(void);
  * CCLTUNE_CONTROL_BYPASS leaves every call to NCCL even with a table; measurement mode stays
  * on.  Returns 0, or -1 on out-of-range values. */
 int ccltune_control_force(int algo, int proto, int channels);
+
+/* Force the chunk size (bytes; 0: NCCL's own) getChunkSize answers for the forced
+ * algorithm/protocol while forcing is on; an answer below the protocol's grain is raised to
+ * one grain.  Optional symbol (absent before this plugin version: look it up with dlsym).
+ * Returns 0, or -1 above CCLTUNE_CONTROL_CHUNK_MAX. */
+int ccltune_control_chunk(uint64_t bytes);
+void ccltune_control_chunk_last(ccltune_chunk_observation *out);
 
 /* Whether communicators initialised from now on get the table's nccl_constants written into
  * NCCL's model (tuner v5/v6): 1 (the default; CCLTUNE_CONSTANTS=0 still wins) or 0 (NCCL's

@@ -47,6 +47,9 @@ struct cct_pctx {
     const cct_constants *constants; /* the table's nccl_constants when they apply here */
     const char *table_path;         /* the table in use ("" none); the state owns it */
     atomic_uint_fast64_t count[CCT_NUM_OUTCOMES];
+    /* nBytes of the last getCollInfo per collective: getChunkSize is asked per channel range,
+     * with that range's bytes, but a rule's band is in the collective's */
+    atomic_uint_fast64_t last_bytes[CCT_NUM_COLLS];
     struct cct_pctx *next_dead; /* the quarantine's list */
 };
 
@@ -240,6 +243,8 @@ static void trace_decision(const cct_pctx *ctx, int coll, size_t bytes, int pipe
 cct_outcome cct_ctx_coll_costs(cct_pctx *ctx, int coll, size_t bytes, int pipe_ops, float **costs,
                                int num_algo, int num_proto, int reg_buff, int *n_channels)
 {
+    if ((unsigned)coll < CCT_NUM_COLLS)
+        atomic_store_explicit(&ctx->last_bytes[coll], bytes, memory_order_relaxed);
     if (atomic_load_explicit(&cct_measure_on, memory_order_relaxed))
         return cct_control_coll_costs(ctx, coll, bytes, pipe_ops, (float *)costs, num_algo,
                                       num_proto, reg_buff, n_channels);
@@ -268,11 +273,31 @@ cct_outcome cct_ctx_coll_v2(cct_pctx *ctx, int coll, size_t bytes, int collnet_s
 void cct_ctx_chunk_size(cct_pctx *ctx, int coll, size_t bytes, int algo, int proto, int n_channels,
                         size_t *chunk)
 {
-    if (!chunk || atomic_load_explicit(&ctx->mode, memory_order_relaxed) != CCT_OUT_OVERRIDDEN ||
+    if (!chunk)
+        return;
+    /* measurement mode: a forced chunk, or NCCL's own while forcing (never the table's) */
+    size_t nccls = *chunk;
+    if (atomic_load_explicit(&cct_measure_on, memory_order_relaxed) &&
+        cct_control_chunk(coll, bytes, algo, proto, chunk)) {
+        /* at INFO under TUNING, beside NCCL's own per-call TUNING lines (and its "exceeds
+         * buffer max, clamping" line when it caps the answer) */
+        if (*chunk != nccls && ctx->log)
+            ctx->log(NCCL_LOG_INFO, CCT_NCCL_SUBSYS_TUNING, "plugin_context.c", __LINE__,
+                     "ccltune: comm %s %s %zu bytes %s/%s chunk %zu -> %zu (forced)", ctx->label,
+                     cct_coll_name(coll), bytes, cct_algo_name(algo), cct_proto_name(proto), nccls,
+                     *chunk);
+        return;
+    }
+    if (atomic_load_explicit(&ctx->mode, memory_order_relaxed) != CCT_OUT_OVERRIDDEN ||
         (unsigned)coll >= CCT_NUM_COLLS || !ctx->chunk_ix[coll] || cct_control_forcing() ||
         cct_control_bypassing())
         return;
-    const cct_rule *r = cct_band_lookup(ctx->chunk_ix[coll], bytes);
+    /* NCCL asks once per channel range with that range's bytes; the band is the collective's:
+     * the last getCollInfo's bytes for this collective when they can hold the range (NCCL
+     * decides a group's tasks before it schedules them, so in a group of several same-kind
+     * collectives of different sizes this is the last one's -- a known approximation) */
+    uint64_t total = atomic_load_explicit(&ctx->last_bytes[coll], memory_order_relaxed);
+    const cct_rule *r = cct_band_lookup(ctx->chunk_ix[coll], total >= bytes ? total : bytes);
     /* only for the rule's own configuration: a chunk size tuned for ring/simple means
      * nothing to the tree/ll NCCL may have chosen instead */
     if (!r || r->chunk_bytes == 0 || r->algo != algo || r->proto != proto)

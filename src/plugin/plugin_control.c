@@ -4,7 +4,7 @@
  * The search runner loads this library by path (the same handle NCCL gets), then switches
  * algorithm/protocol/channels per call through ccltune_control_force() instead of creating
  * a communicator per configuration.  External tools get the same through
- * CCLTUNE_FORCE=algo/proto[/channels]; CCLTUNE_MEASURE=1 only records.  In measurement
+ * CCLTUNE_FORCE=algo/proto[/channels[/chunk]]; CCLTUNE_MEASURE=1 only records.  In measurement
  * mode every call also records NCCL's own choice (the cheapest entry before the plugin
  * touches the table) and which entries were ignored, for ccltune_control_last().
  *
@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "ccltune_control.h"
+#include "cct_chunk.h"
 #include "plugin_internal.h"
 
 atomic_int cct_measure_on;
@@ -33,6 +34,8 @@ static cct_force force; /* guarded by control_mu */
 static atomic_bool forcing_flag;
 static atomic_bool bypass_flag;          /* leave every call to NCCL (the bench's "NCCL default") */
 static atomic_bool constants_suppressed; /* ccltune_control_constants(0) */
+static uint64_t force_chunk;             /* guarded by control_mu; 0: NCCL's own chunk */
+static ccltune_chunk_observation last_chunk; /* guarded by control_mu */
 static ccltune_observation last = {
     .coll = -1, .default_algo = -1, .default_proto = -1, .chosen_algo = -1, .chosen_proto = -1};
 
@@ -53,6 +56,7 @@ void cct_control_from_env(const cct_pstate *ps)
     pthread_mutex_lock(&control_mu);
     if (!forcing) { /* a runner that forced before the first communicator wins */
         force = ps->force;
+        force_chunk = ps->force.chunk;
         forcing = true;
         atomic_store(&forcing_flag, true);
     }
@@ -81,6 +85,25 @@ static void record_choice(int algo, int proto, int channels, int forced_applied)
     last.chosen_proto = proto;
     last.channels = channels;
     last.forced_applied = forced_applied;
+}
+
+bool cct_control_chunk(int coll, size_t bytes, int algo, int proto, size_t *chunk)
+{
+    pthread_mutex_lock(&control_mu);
+    last_chunk.calls++;
+    last_chunk.coll = coll;
+    last_chunk.bytes = bytes;
+    last_chunk.algo = algo;
+    last_chunk.proto = proto;
+    last_chunk.nccl_chunk = *chunk;
+    bool decided = forcing || atomic_load_explicit(&bypass_flag, memory_order_relaxed);
+    /* only the forced configuration gets the forced chunk: where NCCL ignored the forced
+     * entry and chose another, its own chunk stays (the point is recorded unsupported) */
+    if (forcing && force_chunk > 0 && algo == force.algo && proto == force.proto)
+        *chunk = (size_t)cct_chunk_answer(force_chunk, proto);
+    last_chunk.answered = *chunk;
+    pthread_mutex_unlock(&control_mu);
+    return decided;
 }
 
 cct_outcome cct_control_coll_costs(cct_pctx *ctx, int coll, size_t bytes, int pipe_ops,
@@ -198,6 +221,26 @@ CCT_EXPORT int ccltune_control_force(int algo, int proto, int channels)
     return 0;
 }
 
+CCT_EXPORT int ccltune_control_chunk(uint64_t bytes)
+{
+    if (bytes > CCLTUNE_CONTROL_CHUNK_MAX)
+        return -1;
+    pthread_mutex_lock(&control_mu);
+    force_chunk = bytes;
+    pthread_mutex_unlock(&control_mu);
+    atomic_store(&cct_measure_on, 1);
+    return 0;
+}
+
+CCT_EXPORT void ccltune_control_chunk_last(ccltune_chunk_observation *out)
+{
+    if (!out)
+        return;
+    pthread_mutex_lock(&control_mu);
+    *out = last_chunk;
+    pthread_mutex_unlock(&control_mu);
+}
+
 CCT_EXPORT int ccltune_control_constants(int on)
 {
     if (on != 0 && on != 1)
@@ -219,5 +262,6 @@ CCT_EXPORT void ccltune_control_reset(void)
 {
     pthread_mutex_lock(&control_mu);
     observation_reset(&last);
+    memset(&last_chunk, 0, sizeof last_chunk);
     pthread_mutex_unlock(&control_mu);
 }

@@ -8,13 +8,15 @@
  * with NCCL's spellings, a leading '^' meaning "all but these", unknown names ignored,
  * and an empty list enabling nothing.
  *
- * CCLTUNE_FORCE=algo/proto[/channels] lets external tools (nccl-tests) run one
- * configuration through the plugin without the control API.
+ * CCLTUNE_FORCE=algo/proto[/channels[/chunk]] lets external tools (nccl-tests) run one
+ * configuration through the plugin without the control API (the chunk: tuner v6 only).
  */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "ccltune_control.h"
+#include "cct_parse.h"
 #include "plugin_internal.h"
 
 /* NCCL 2.19-2.21's spellings (ncclAlgoStr, ncclProtoStr); PAT did not exist yet. */
@@ -65,17 +67,20 @@ cct_status cct_force_parse(const char *text, cct_force *out, cct_error *err)
 {
     char buf[128];
     if (!text || strlen(text) >= sizeof buf)
-        return cct_error_set(err, CCT_EINVAL, "CCLTUNE_FORCE must be algo/proto[/channels]");
+        return cct_error_set(err, CCT_EINVAL,
+                             "CCLTUNE_FORCE must be algo/proto[/channels[/chunk]]");
     strcpy(buf, text);
     char *algo = buf, *proto = strchr(buf, '/');
     if (!proto)
-        return cct_error_set(err, CCT_EINVAL,
-                             "CCLTUNE_FORCE=\"%s\": expected algo/proto[/channels], e.g. ring/ll/2",
-                             text);
+        return cct_error_set(
+            err, CCT_EINVAL,
+            "CCLTUNE_FORCE=\"%s\": expected algo/proto[/channels[/chunk]], e.g. ring/ll/2", text);
     *proto++ = '\0';
-    char *chan = strchr(proto, '/');
+    char *chan = strchr(proto, '/'), *chunk = NULL;
     if (chan)
         *chan++ = '\0';
+    if (chan && (chunk = strchr(chan, '/')) != NULL)
+        *chunk++ = '\0';
     int a = cct_algo_from_name(algo), p = cct_proto_from_name(proto);
     if (a < 0)
         return cct_error_set(err, CCT_EINVAL, "CCLTUNE_FORCE=\"%s\": unknown algorithm \"%s\"",
@@ -91,9 +96,16 @@ cct_status cct_force_parse(const char *text, cct_force *out, cct_error *err)
             return cct_error_set(err, CCT_EINVAL, "CCLTUNE_FORCE=\"%s\": channels must be 0..%d",
                                  text, CCT_TABLE_MAX_CHANNELS);
     }
+    uint64_t k = 0;
+    if (chunk &&
+        (cct_parse_bytes(chunk, &k, NULL) != CCT_OK || k < 1024 || k > CCLTUNE_CONTROL_CHUNK_MAX))
+        return cct_error_set(
+            err, CCT_EINVAL,
+            "CCLTUNE_FORCE=\"%s\": the chunk must be a size from 1K to 1G, e.g. 256K", text);
     out->algo = a;
     out->proto = p;
     out->channels = (int)c;
+    out->chunk = k;
     return CCT_OK;
 }
 

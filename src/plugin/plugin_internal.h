@@ -98,8 +98,9 @@ void cct_env_list_parse(const char *text, const char *const *names, int n, bool 
 typedef struct cct_force {
     int algo, proto; /* cct_algo, cct_proto */
     int channels;    /* 0: NCCL's count */
+    uint64_t chunk;  /* 0: NCCL's chunk (tuner v6 only) */
 } cct_force;
-/* "ring/ll" or "Tree/Simple/2": algorithm/protocol[/channels]. */
+/* "ring/ll", "Tree/Simple/2" or "ring/simple/0/256K": algorithm/protocol[/channels[/chunk]]. */
 cct_status cct_force_parse(const char *text, cct_force *out, cct_error *err);
 
 /* A boolean environment variable: "1", "true", "yes", "on" (case-insensitive). */
@@ -422,8 +423,13 @@ cct_outcome cct_control_coll_costs(cct_pctx *ctx, int coll, size_t bytes, int pi
 cct_outcome cct_control_coll_v2(cct_pctx *ctx, int coll, size_t bytes, int collnet_support,
                                 int nvls_support, int pipe_ops, int *algo, int *proto,
                                 int *n_channels);
-/* True when a forced configuration is active (getChunkSize then leaves NCCL's size). */
+/* True when a forced configuration is active (getChunkSize then answers the forced chunk,
+ * or leaves NCCL's size when none is forced). */
 bool cct_control_forcing(void);
+/* getChunkSize in measurement mode: records the call for ccltune_control_chunk_last and,
+ * while forcing, answers the forced chunk (when the call is the forced algorithm/protocol)
+ * or leaves NCCL's.  Returns true when it decided the call (the table must not). */
+bool cct_control_chunk(int coll, size_t bytes, int algo, int proto, size_t *chunk);
 /* True while measurement mode leaves every call to NCCL (ccltune_control_force(-2, ...)). */
 bool cct_control_bypassing(void);
 

@@ -33,6 +33,10 @@ typedef struct cct_observed {
     int tuner_pipe_ops;
     int tuner_reg_buff;
     uint64_t tuner_bytes;
+    /* A forced chunk (cfg->chunk > 0): what NCCL ran, and whether NCCL said it (observed) or
+     * it was computed from NCCL's cap-and-round rule; 0 when no chunk was forced. */
+    uint64_t chunk_used;
+    bool chunk_observed;
 } cct_observed;
 
 typedef struct cct_backend_ops {

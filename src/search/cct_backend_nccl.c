@@ -35,6 +35,7 @@
 
 #include "../kernels/cct_kernels.h"
 #include "../plugin/ccltune_control.h"
+#include "cct_chunk.h"
 #include "cct_facts.h"
 #include "cct_space.h"
 #include "cct_say.h"
@@ -62,6 +63,8 @@ typedef struct nccl_ctx {
     void *plugin;
     int (*force)(int, int, int);
     void (*last)(ccltune_observation *);
+    int (*chunk)(uint64_t);                          /* NULL: a plugin without chunk control */
+    void (*chunk_last)(ccltune_chunk_observation *); /* NULL likewise */
     cct_config current;
     bool current_valid;
     /* call modes (grouped ops, registered buffers): see the "call modes" section */
@@ -238,6 +241,14 @@ static cct_status apply_selection(nccl_ctx *c, const cct_config *cfg, cct_error 
     int rc = cfg->algo == CCT_DEFAULT ? c->force(CCLTUNE_CONTROL_BYPASS, 0, 0)
              : cfg->algo == CCT_TUNED ? c->force(-1, -1, 0)
                                       : c->force(cfg->algo, cfg->proto, cfg->channels);
+    if (rc == 0 && (cfg->chunk > 0 || c->chunk)) {
+        if (!c->chunk || !c->chunk_last)
+            return cct_error_set(err, CCT_EUNSUPPORTED,
+                                 "%s cannot force a chunk size (no ccltune_control_chunk): "
+                                 "rebuild the plugin with this ccltune",
+                                 c->p.plugin_path);
+        rc = c->chunk(cfg->algo >= 0 ? cfg->chunk : 0);
+    }
     if (rc != 0)
         return cct_error_set(err, CCT_EINVAL, "the plugin refused configuration %s/%s/%d",
                              cct_algo_name(cfg->algo), cct_proto_name(cfg->proto), cfg->channels);
@@ -283,16 +294,30 @@ static cct_status verify_mode(nccl_ctx *c, const cct_config *cfg, uint64_t bytes
 static cct_status time_mode(nccl_ctx *c, const cct_config *cfg, uint64_t bytes, bool in_place,
                             int iters, double *elapsed_us, cct_error *err);
 
+static void observe_chunk(nccl_ctx *c, const cct_config *cfg, uint64_t bytes,
+                          const ccltune_chunk_observation *before, cct_observed *obs);
+
 static cct_status be_verify(void *ctx, const cct_config *cfg, uint64_t bytes, bool in_place,
                             uint64_t *wrong, cct_observed *obs, cct_error *err)
 {
     nccl_ctx *c = ctx;
-    if (is_mode(cfg))
-        return verify_mode(c, cfg, bytes, in_place, wrong, obs, err);
+    ccltune_chunk_observation chunk_before;
+    memset(&chunk_before, 0, sizeof chunk_before);
+    if (c->chunk_last)
+        c->chunk_last(&chunk_before);
+    cct_status st;
+    if (is_mode(cfg)) {
+        st = verify_mode(c, cfg, bytes, in_place, wrong, obs, err);
+        if (st == CCT_OK)
+            observe_chunk(c, cfg, bytes, &chunk_before, obs);
+        return st;
+    }
     layout l = make_layout(c, cfg, bytes, in_place);
     guard(true);
-    cct_status st = verify_one(c, cfg, &l, in_place, wrong, obs, err);
+    st = verify_one(c, cfg, &l, in_place, wrong, obs, err);
     guard(false);
+    if (st == CCT_OK)
+        observe_chunk(c, cfg, bytes, &chunk_before, obs);
     if (c->comm_nc && cfg->algo == CCT_DEFAULT) {
         c->nc_choice.seen = st == CCT_OK && obs->nccl_algo >= 0 && obs->nccl_proto >= 0;
         c->nc_choice.coll = cfg->coll;
@@ -368,6 +393,47 @@ static cct_status verify_one(nccl_ctx *c, const cct_config *cfg, const layout *l
     *wrong = host_wrong;
     observe(c, cfg, &before, &after, obs);
     return CCT_OK;
+}
+
+/* A forced chunk: NCCL asked getChunkSize during the call (before/after: the plugin's chunk
+ * records around it) and ran the answer capped to its buffers and rounded to the protocol's
+ * grain -- computed here by NCCL's rule (cct_chunk.h), since NCCL's output does not say it
+ * for every call.  Without a getChunkSize call (an NCCL before 2.30) the chunk did not apply
+ * and the point is recorded unsupported.  Rank 0 logs one line per verified point. */
+static void observe_chunk(nccl_ctx *c, const cct_config *cfg, uint64_t bytes,
+                          const ccltune_chunk_observation *before, cct_observed *obs)
+{
+    obs->chunk_used = 0;
+    obs->chunk_observed = false;
+    if (cfg->chunk == 0 || cfg->algo < 0 || !c->chunk_last)
+        return;
+    ccltune_chunk_observation after;
+    c->chunk_last(&after);
+    if (after.calls == before->calls) {
+        obs->applied = false;
+        if (c->p.rank == 0)
+            cct_say(CCT_SAY_ERR,
+                    "chunk: %s %s/%s %llu bytes: asked %llu, NCCL never asked the "
+                    "tuner (no getChunkSize): not applied\n",
+                    cct_coll_name(cfg->coll), cct_algo_name(cfg->algo), cct_proto_name(cfg->proto),
+                    (unsigned long long)bytes, (unsigned long long)cfg->chunk);
+        return;
+    }
+    uint64_t buf = 0;
+    uint64_t *field = cct_config_buffsize((cct_config *)cfg, cfg->proto);
+    if (field)
+        buf = *field;
+    uint64_t ceiling = cct_chunk_ceiling(cfg->coll, cfg->algo, cfg->proto, buf);
+    obs->chunk_used = cct_chunk_used(after.answered, ceiling, cfg->proto);
+    if (c->p.rank == 0)
+        cct_say(CCT_SAY_ERR,
+                "chunk: %s %s/%s ch=%d %llu bytes: asked %llu, NCCL's own %llu (last range "
+                "%llu bytes), answered %llu, ran %llu (computed: cap %llu, grain %llu)\n",
+                cct_coll_name(cfg->coll), cct_algo_name(cfg->algo), cct_proto_name(cfg->proto),
+                cfg->channels, (unsigned long long)bytes, (unsigned long long)cfg->chunk,
+                (unsigned long long)after.nccl_chunk, (unsigned long long)after.bytes,
+                (unsigned long long)after.answered, (unsigned long long)obs->chunk_used,
+                (unsigned long long)ceiling, (unsigned long long)cct_chunk_grain(cfg->proto));
 }
 
 /* What the plugin saw of the call(s) between `before` and `after`. */
@@ -700,6 +766,9 @@ static cct_status load_plugin(nccl_ctx *c, cct_error *err)
     int (*abi)(void) = (int (*)(void))dlsym(c->plugin, "ccltune_control_abi");
     c->force = (int (*)(int, int, int))dlsym(c->plugin, "ccltune_control_force");
     c->last = (void (*)(ccltune_observation *))dlsym(c->plugin, "ccltune_control_last");
+    c->chunk = (int (*)(uint64_t))dlsym(c->plugin, "ccltune_control_chunk");
+    c->chunk_last =
+        (void (*)(ccltune_chunk_observation *))dlsym(c->plugin, "ccltune_control_chunk_last");
     if (!abi || !c->force || !c->last)
         return cct_error_set(err, CCT_EUNSUPPORTED, "%s lacks the ccltune control interface",
                              c->p.plugin_path);

@@ -24,6 +24,13 @@
  * ceil(k / 2), as NCCL 2.28.9 passed for 4 ops on 2 channels (socket ranks on the H200),
  * regBuff as registered, and nBytes = k x bytes.
  *
+ * Chunk sizes (tuner v6) replay their own recorded points when the recording has them.
+ * Otherwise a SYNTHETIC model answers, again only so the chunk pipeline (search, fit, table,
+ * plugin) is testable without a GPU: the chunk NCCL would run (cct_chunk.h) at or above
+ * NCCL's own changes nothing; each halving below it makes messages of more than one chunk and
+ * up to 16 of NCCL's chunks 4 % faster (at most 20 %: finer pipelining) and larger messages
+ * 3 % slower (more steps).  The chunk run is reported as computed.
+ *
  * A bench replays too (opts->bench_table): its 'tuned' configuration answers as the recorded
  * forced configuration of the table's rule for the call -- what the plugin would make NCCL
  * run -- and as NCCL's recorded default where the table has no rule.  NCCL model constants
@@ -36,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cct_chunk.h"
 #include "cct_exit.h"
 #include "cct_search.h"
 #include "cct_search_run.h"
@@ -56,7 +64,56 @@ static bool same_cfg(const cct_config *a, const cct_config *b)
            a->channels == b->channels && a->buffsize == b->buffsize &&
            a->ll_buffsize == b->ll_buffsize && a->ll128_buffsize == b->ll128_buffsize &&
            a->align == b->align && a->dtype == b->dtype && a->ranks == b->ranks &&
-           a->nodes == b->nodes && cct_config_same_mode(a, b);
+           a->nodes == b->nodes && a->chunk == b->chunk && cct_config_same_mode(a, b);
+}
+
+/* Synthetic chunk sizes (a recording without them; see the top of this file). */
+#define SYNTH_CHUNK_GAIN 0.04 /* per halving below NCCL's chunk, messages up to 16 chunks */
+#define SYNTH_CHUNK_GAIN_MAX 0.20
+#define SYNTH_CHUNK_COST 0.03 /* per halving, larger messages */
+
+static bool recorded_chunk(const replay_ctx *c, uint64_t chunk)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->points[i].cfg.chunk == chunk)
+            return true;
+    return false;
+}
+
+/* The chunk NCCL would run for cfg (cct_chunk.h), 0 for NCCL's own. */
+static uint64_t chunk_ran(const cct_config *cfg)
+{
+    if (cfg->chunk == 0 || cfg->algo < 0)
+        return 0;
+    uint64_t *buf = cct_config_buffsize((cct_config *)cfg, cfg->proto);
+    uint64_t ceiling = cct_chunk_ceiling(cfg->coll, cfg->algo, cfg->proto, buf ? *buf : 0);
+    return cct_chunk_used(cct_chunk_answer(cfg->chunk, cfg->proto), ceiling, cfg->proto);
+}
+
+/* The synthetic factor of running chunk `used` instead of NCCL's (its buffer ceiling). */
+static double synth_chunk_factor(const cct_config *cfg, uint64_t bytes, uint64_t used)
+{
+    uint64_t own = cct_chunk_ceiling(cfg->coll, cfg->algo, cfg->proto, 0);
+    if (used == 0 || own == 0 || used >= own || bytes <= used)
+        return 1.0;
+    double halvings = log2((double)own / (double)used);
+    if (bytes <= 16 * own) {
+        double gain = SYNTH_CHUNK_GAIN * halvings;
+        return 1.0 - (gain < SYNTH_CHUNK_GAIN_MAX ? gain : SYNTH_CHUNK_GAIN_MAX);
+    }
+    return 1.0 + SYNTH_CHUNK_COST * halvings;
+}
+
+/* cfg with NCCL's own chunk when the recording lacks cfg's, and the synthetic factor. */
+static cct_config chunk_base(const replay_ctx *c, const cct_config *cfg, uint64_t bytes,
+                             double *factor)
+{
+    cct_config base = *cfg;
+    if (cfg->chunk == 0 || recorded_chunk(c, cfg->chunk))
+        return base;
+    base.chunk = 0;
+    *factor *= synth_chunk_factor(cfg, bytes, chunk_ran(cfg));
+    return base;
 }
 
 /* Synthetic answers for a call mode the recording lacks (see the top of this file). */
@@ -189,6 +246,7 @@ static cct_config resolve_tuned(const replay_ctx *c, const cct_config *cfg, uint
         r.algo = rule->algo;
         r.proto = rule->proto;
         r.channels = rule->channels;
+        r.chunk = rule->chunk_bytes;
     }
     return r;
 }
@@ -213,6 +271,7 @@ static cct_status rp_verify(void *ctx, const cct_config *call, uint64_t bytes, b
     uint64_t at = bytes;
     double factor = 1.0;
     cct_config base = synth ? synth_base(cfg, bytes, &at, &factor) : *cfg;
+    base = chunk_base(c, &base, at, &factor);
     bracket(c, &base, at, &lo, &hi, &exact);
     *wrong = 0;
     obs->applied = false;
@@ -237,6 +296,8 @@ static cct_status rp_verify(void *ctx, const cct_config *call, uint64_t bytes, b
         c->busy_us += t; /* one checked call */
     *wrong = ref->wrong;
     obs->applied = true;
+    obs->chunk_used = chunk_ran(cfg); /* computed: a recording cannot observe it */
+    obs->chunk_observed = false;
     obs->nccl_algo = cfg->algo == CCT_DEFAULT ? ref->nccl_algo : cfg->algo;
     obs->nccl_proto = cfg->proto == CCT_DEFAULT ? ref->nccl_proto : cfg->proto;
     return CCT_OK;
@@ -253,6 +314,7 @@ static cct_status rp_time(void *ctx, const cct_config *call, uint64_t bytes, boo
     uint64_t at = bytes;
     double factor = 1.0;
     cct_config base = recorded_mode(c, cfg) ? *cfg : synth_base(cfg, bytes, &at, &factor);
+    base = chunk_base(c, &base, at, &factor);
     bracket(c, &base, at, &lo, &hi, &exact);
     if (!lo && !hi)
         return cct_error_set(err, CCT_EINVAL, "replay has no recording for this configuration");
@@ -408,6 +470,10 @@ int cct_search_replay(cct_search_opts *o, cct_error *out)
     char host[sizeof fp.host];
     snprintf(host, sizeof host, "replay of %s", o->replay_path);
     memcpy(fp.host, host, sizeof fp.host);
+    if (cct_search_check_chunk(o, &fp, &err) != CCT_OK) {
+        free(points);
+        return cct_search_fail(out, CCT_EXIT_USAGE, "%s", err.msg);
+    }
     cct_search_run run;
     cct_status begun = cct_search_begin(o, ranks, nodes, &fp, "replay", &run, &err);
     cct_search_links_free(o);

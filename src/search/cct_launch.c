@@ -447,6 +447,10 @@ int cct_search_launch(cct_search_opts *o, cct_error *out)
     cct_store_fingerprint fp;
     cct_probe_fingerprint(info, ranks, nodes, o->ranks_per_gpu, &fp);
     int ngpus = info->n_gpus;
+    if (cct_search_check_chunk(o, &fp, &err) != CCT_OK) {
+        free(info);
+        return cct_search_fail(out, CCT_EXIT_USAGE, "%s", err.msg);
+    }
     struct timespec started;
     clock_gettime(CLOCK_MONOTONIC, &started);
     if (cct_search_links_load(o, &err) != CCT_OK) {

@@ -88,7 +88,7 @@ static cct_status verify_group(cct_schedule *s, cct_sched_group *g, cct_error *e
         cct_status st = b->ops->select(b->ctx, sl->cfg, err);
         for (int variant = 0; st == CCT_OK && variant < 2; variant++) {
             uint64_t wrong = 0;
-            cct_observed obs = {false, -1, -1, 0, 0, 0};
+            cct_observed obs = {false, -1, -1, 0, 0, 0, 0, false};
             st = b->ops->verify(b->ctx, sl->cfg, sl->bytes, variant == 1, &wrong, &obs, err);
             if (st == CCT_OK) {
                 g->uscratch[k] += wrong;
@@ -339,6 +339,8 @@ static cct_status store_group(cct_schedule *s, cct_sched_group *g, cct_error *er
         p.tuner_pipe_ops = sl->obs.tuner_pipe_ops;
         p.tuner_reg_buff = sl->obs.tuner_reg_buff;
         p.tuner_bytes = sl->obs.tuner_bytes;
+        p.chunk_used = sl->obs.chunk_used;
+        p.chunk_observed = sl->obs.chunk_observed;
         s->points_done++;
         if (sl->status == CCT_POINT_CORRUPT)
             s->n_corrupt++;

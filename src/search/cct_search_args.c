@@ -48,6 +48,12 @@ void cct_search_print_help(FILE *out)
         "                        its own buffers, in one ncclGroupStart/End; the time\n"
         "                        stored is the group's / k [1]\n"
         "  --regbuff LIST        no, yes: buffers registered with ncclCommRegister [no]\n"
+        "  --chunk LIST          chunk sizes the plugin answers NCCL (e.g. 64K,256K), or\n"
+        "                        nccl (NCCL's own); crossed with algorithm/protocol/\n"
+        "                        channels at default buffers; NCCL caps a chunk to its\n"
+        "                        buffers and rounds it to the protocol's grain, and the\n"
+        "                        store records the chunk it ran; needs NCCL >= 2.30\n"
+        "                        (tuner v6) [nccl]\n"
         "  --min-bytes SIZE      smallest message [1K]\n"
         "  --max-bytes SIZE      largest message [256M]\n"
         "  --factor F            size step [2]\n"
@@ -112,6 +118,7 @@ enum {
     OPT_DTYPE,
     OPT_PIPE_OPS,
     OPT_REGBUFF,
+    OPT_CHUNK,
     OPT_MIN_BYTES,
     OPT_MAX_BYTES,
     OPT_FACTOR,
@@ -157,6 +164,7 @@ static const struct option long_opts[] = {
     {"dtype", required_argument, NULL, OPT_DTYPE},
     {"pipe-ops", required_argument, NULL, OPT_PIPE_OPS},
     {"regbuff", required_argument, NULL, OPT_REGBUFF},
+    {"chunk", required_argument, NULL, OPT_CHUNK},
     {"min-bytes", required_argument, NULL, OPT_MIN_BYTES},
     {"max-bytes", required_argument, NULL, OPT_MAX_BYTES},
     {"factor", required_argument, NULL, OPT_FACTOR},
@@ -240,6 +248,7 @@ static cct_status apply(cct_search_opts *o, int c, const char *flag, const char 
     case OPT_DTYPE:
     case OPT_PIPE_OPS:
     case OPT_REGBUFF:
+    case OPT_CHUNK:
     case OPT_MIN_BYTES:
     case OPT_MAX_BYTES:
     case OPT_FACTOR:

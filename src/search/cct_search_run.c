@@ -13,7 +13,10 @@
 #include <string.h>
 
 #include "cct_bench.h"
+#include "cct_chunk.h"
 #include "cct_facts.h"
+#include "cct_fingerprint.h"
+#include "cct_nccl_lib.h"
 #include "cct_progress.h"
 
 void cct_search_command_line(int argc, char **argv, char *buf, size_t len)
@@ -93,6 +96,28 @@ fail:
     run->store = NULL;
     cct_plan_destroy(&run->plan);
     return st;
+}
+
+cct_status cct_search_check_chunk(const cct_search_opts *o, const cct_store_fingerprint *fp,
+                                  cct_error *err)
+{
+    if (!cct_space_forces_chunk(&o->space))
+        return CCT_OK;
+    int v = cct_nccl_version_parse(fp->nccl);
+    if (cct_chunk_supported(v))
+        return CCT_OK;
+    char since[16];
+    cct_nccl_version_format(CCT_CHUNK_SINCE_NCCL, since, sizeof since);
+    if (v <= 0)
+        return cct_error_set(err, CCT_EUNSUPPORTED,
+                             "--chunk: the NCCL version is unknown ('%s'), and only NCCL %s or "
+                             "newer (tuner v6) lets a tuner set the chunk size; use --chunk nccl",
+                             fp->nccl, since);
+    return cct_error_set(err, CCT_EUNSUPPORTED,
+                         "--chunk: NCCL %s does not let a tuner set the chunk size (its tuner "
+                         "ABI is v%d; getChunkSize came with v6 in NCCL %s); use --chunk nccl "
+                         "or run with NCCL %s or newer",
+                         fp->nccl, cct_tuner_abi_for_nccl(v), since, since);
 }
 
 bool cct_search_session_wanted(const cct_search_opts *o, const cct_plan *plan, size_t s,

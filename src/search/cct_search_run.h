@@ -26,6 +26,11 @@ typedef struct cct_search_run {
 cct_status cct_search_begin(cct_search_opts *opts, int ranks, int nodes,
                             const cct_store_fingerprint *fp, const char *source,
                             cct_search_run *run, cct_error *err);
+/* --chunk with a size on an NCCL whose tuner ABI has no getChunkSize (before 2.30, or a
+ * version fp does not say): CCT_EUNSUPPORTED naming the version found, before anything is
+ * measured; CCT_OK otherwise.  Callers answer it with CCT_EXIT_USAGE. */
+cct_status cct_search_check_chunk(const cct_search_opts *opts, const cct_store_fingerprint *fp,
+                                  cct_error *err);
 /* Whether session s of the run is measured.  The adaptive search skips the sessions that
  * force LL128 (NCCL_PROTO unlocks it) where the fingerprint says NCCL does not enable LL128:
  * `ccltune fit` excludes every LL128 configuration there, so their times could decide

@@ -41,6 +41,7 @@ void cct_space_defaults(cct_space *s)
     s->dtypes[s->n_dtypes++] = CCT_DTYPE_FLOAT;
     s->pipe_ops[s->n_pipe_ops++] = 1;
     s->reg_buffs[s->n_reg_buffs++] = false;
+    s->chunks[s->n_chunks++] = 0;
     s->min_bytes = 1024;
     s->max_bytes = 256u << 20;
     s->factor = 2.0;
@@ -218,6 +219,29 @@ static cct_status add_buffsize(cct_space *s, const char *flag, const char *item,
     return add_u64(a, n, v);
 }
 
+/* --chunk: sizes (NCCL clamps and rounds them, cct_chunk.h) or nccl (NCCL's own). */
+static cct_status add_chunk(cct_space *s, const char *flag, const char *item, size_t i,
+                            cct_error *err)
+{
+    if (i == 0)
+        s->n_chunks = 0;
+    uint64_t v = 0;
+    if (strcasecmp(item, "nccl") != 0 && strcasecmp(item, "default") != 0 &&
+        (cct_parse_bytes(item, &v, NULL) != CCT_OK || v < 1024 || v > (1ull << 30)))
+        return cct_error_set(err, CCT_EINVAL,
+                             "%s: '%s' is not a chunk size (1K..1G, e.g. 128K) or nccl", flag,
+                             item);
+    return add_u64(s->chunks, &s->n_chunks, v);
+}
+
+bool cct_space_forces_chunk(const cct_space *s)
+{
+    for (size_t i = 0; i < s->n_chunks; i++)
+        if (s->chunks[i] != 0)
+            return true;
+    return false;
+}
+
 static cct_status add_align(cct_space *s, const char *flag, const char *item, size_t i,
                             cct_error *err)
 {
@@ -308,6 +332,8 @@ cct_status cct_space_parse(cct_space *s, const char *flag, const char *value, cc
         return for_each_item(s, flag, value, add_buffsize, err);
     if (strcmp(flag, "--align") == 0)
         return for_each_item(s, flag, value, add_align, err);
+    if (strcmp(flag, "--chunk") == 0)
+        return for_each_item(s, flag, value, add_chunk, err);
     if (strcmp(flag, "--dtype") == 0)
         return for_each_item(s, flag, value, add_dtype, err);
     if (strcmp(flag, "--extra-sizes") == 0)
@@ -354,7 +380,7 @@ cct_status cct_space_check(const cct_space *s, cct_error *err)
 {
     if (s->n_colls == 0 || s->n_algos == 0 || s->n_protos == 0 || s->n_channels == 0 ||
         s->n_aligns == 0 || s->n_dtypes == 0 || s->n_buffsizes == 0 || s->n_ll_buffsizes == 0 ||
-        s->n_ll128_buffsizes == 0 || s->n_pipe_ops == 0 || s->n_reg_buffs == 0)
+        s->n_ll128_buffsizes == 0 || s->n_pipe_ops == 0 || s->n_reg_buffs == 0 || s->n_chunks == 0)
         return cct_error_set(err, CCT_EINVAL, "every dimension needs at least one value");
     if (s->min_bytes > s->max_bytes)
         return cct_error_set(err, CCT_EINVAL,
@@ -394,7 +420,8 @@ static bool same_config(const cct_config *a, const cct_config *b)
     return a->coll == b->coll && a->algo == b->algo && a->proto == b->proto &&
            a->channels == b->channels && a->buffsize == b->buffsize &&
            a->ll_buffsize == b->ll_buffsize && a->ll128_buffsize == b->ll128_buffsize &&
-           a->align == b->align && a->dtype == b->dtype && cct_config_same_mode(a, b);
+           a->align == b->align && a->dtype == b->dtype && a->chunk == b->chunk &&
+           cct_config_same_mode(a, b);
 }
 
 static cct_status push_config(config_list *l, const cct_config *c, size_t from)
@@ -503,23 +530,31 @@ static cct_status expand_forced(const cct_space *s, uint64_t buf, uint64_t llbuf
                 if (in_full(s)) {
                     for (size_t hi = 0; hi < s->n_channels; hi++)
                         for (size_t gi = 0; gi < s->n_aligns; gi++)
-                            for (size_t di = 0; di < s->n_dtypes; di++) {
-                                c.channels = s->channels[hi];
-                                c.align = s->aligns[gi];
-                                c.dtype = s->dtypes[di];
-                                if ((st = push_config(l, &c, group_start)) != CCT_OK)
-                                    return st;
-                            }
+                            for (size_t di = 0; di < s->n_dtypes; di++)
+                                for (size_t ki = 0; ki < s->n_chunks; ki++) {
+                                    c.channels = s->channels[hi];
+                                    c.align = s->aligns[gi];
+                                    c.dtype = s->dtypes[di];
+                                    c.chunk = s->chunks[ki];
+                                    if ((st = push_config(l, &c, group_start)) != CCT_OK)
+                                        return st;
+                                }
+                    c.chunk = 0;
                     continue;
                 }
                 c.align = s->aligns[0];
                 c.dtype = s->dtypes[0];
                 if (default_buffers) {
-                    for (size_t hi = 0; hi < s->n_channels; hi++) {
-                        c.channels = s->channels[hi];
-                        if ((st = push_config(l, &c, group_start)) != CCT_OK)
-                            return st;
-                    }
+                    /* chunk sizes at default buffers only: the buffers NCCL caps them by are
+                     * the ones a job runs with */
+                    for (size_t hi = 0; hi < s->n_channels; hi++)
+                        for (size_t ki = 0; ki < s->n_chunks; ki++) {
+                            c.channels = s->channels[hi];
+                            c.chunk = s->chunks[ki];
+                            if ((st = push_config(l, &c, group_start)) != CCT_OK)
+                                return st;
+                        }
+                    c.chunk = 0;
                 }
                 c.channels = 0;
                 if (!default_buffers || space_has_sides(s))
@@ -868,11 +903,17 @@ const char *cct_config_describe(const cct_config *c, char *buf, size_t len)
         snprintf(ch, sizeof ch, "max");
     else
         snprintf(ch, sizeof ch, "%d", c->channels);
-    char mode[32] = "";
+    char mode[64] = "";
     if (cct_config_pipe_ops(c) > 1)
         snprintf(mode, sizeof mode, " ops=%d", cct_config_pipe_ops(c));
     if (c->reg_buff)
         strcat(mode, " reg");
+    if (c->chunk) { /* absent for NCCL's own chunk: plans without --chunk hash as before */
+        char cb[32];
+        size_t used = strlen(mode);
+        snprintf(mode + used, sizeof mode - used, " chunk=%s",
+                 cct_format_bytes(c->chunk, cb, sizeof cb));
+    }
     snprintf(buf, len, "%s %s/%s ch=%s buf=%s ll=%s ll128=%s align=%u %s%s", cct_coll_name(c->coll),
              algo, proto, ch,
              c->buffsize ? cct_format_bytes(c->buffsize, b1, sizeof b1) : "default",

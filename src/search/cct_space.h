@@ -5,11 +5,13 @@
  * channel count, buffer sizes (NCCL_BUFFSIZE / NCCL_LL_BUFFSIZE / NCCL_LL128_BUFFSIZE),
  * buffer alignment, data type, message size, and the call mode: group size (`--pipe-ops`,
  * k collectives in one ncclGroupStart/End) and buffer registration (`--regbuff`,
- * ncclCommRegister).  The full cross product is rarely worth
- * its time, so the default design is "factorial": every algorithm/protocol/channel
- * combination at default buffers, aligned, in float; each other value of buffers,
- * alignment and data type crossed with algorithm/protocol only (channels left to NCCL);
- * each call mode other than the plain one (1 op, unregistered) likewise, with its own NCCL
+ * ncclCommRegister); and, where NCCL asks a tuner for it (2.30+), the chunk size (`--chunk`,
+ * crossed with algorithm/protocol/channels at default buffers only: NCCL caps a chunk to the
+ * buffers, and a bigger buffer would move NCCL's own chunk too and is no tuner's to set in a
+ * job).  The full cross product is rarely worth its time, so the default design is "factorial":
+ * every algorithm/protocol/channel combination at default buffers, aligned, in float; each other
+ * value of buffers, alignment and data type crossed with algorithm/protocol only (channels left to
+ * NCCL); each call mode other than the plain one (1 op, unregistered) likewise, with its own NCCL
  * default, in the same session as the plain calls.
  * `--cross full` measures the whole product.
  *
@@ -70,6 +72,10 @@ typedef struct cct_space {
     size_t n_pipe_ops;
     bool reg_buffs[2]; /* unregistered and/or registered buffers */
     size_t n_reg_buffs;
+    /* chunk sizes the plugin answers NCCL's getChunkSize (tuner v6); 0 = NCCL's own, the
+     * default and only value unless --chunk names others; crossed like channels */
+    uint64_t chunks[CCT_SPACE_MAX_VALUES];
+    size_t n_chunks;
     uint64_t min_bytes, max_bytes;
     double factor; /* grid step */
     bool off_grid; /* add 1.5x midpoints of every other octave */
@@ -95,6 +101,8 @@ cct_status cct_space_parse(cct_space *space, const char *flag, const char *value
  * but a PAT that NCCL does not offer there (cct_pat_offered: allgather and reducescatter,
  * Simple, one rank per node).  What NCCL refuses at run time is recorded unsupported. */
 bool cct_space_forces(const cct_space *space, int coll, int algo, int proto);
+/* True when the space asks for a chunk size other than NCCL's own (needs tuner v6). */
+bool cct_space_forces_chunk(const cct_space *space);
 
 /* Check the space is coherent (non-empty dimensions, min <= max, factor > 1, ...). */
 cct_status cct_space_check(const cct_space *space, cct_error *err);

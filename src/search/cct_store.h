@@ -27,8 +27,9 @@
 #include "cct_measure.h"
 
 /* 2: call modes (pipe_ops, reg_buff, tuner_*); 3: nccl_logs (NCCL's model printout per run);
- * 4: link_matrices (the measured link matrix per run) */
-#define CCT_STORE_SCHEMA_VERSION 4
+ * 4: link_matrices (the measured link matrix per run); 5: chunk sizes (chunk, chunk_used,
+ * chunk_source) */
+#define CCT_STORE_SCHEMA_VERSION 5
 
 typedef struct cct_store cct_store;
 

@@ -92,14 +92,20 @@ int cct_store_state_value(const char *text); /* -1 when unknown */
     "run_id, coll, algo, proto, channels, buffsize, ll_buffsize, ll128_buffsize, align, "          \
     "ranks, nodes, dtype, bytes, in_place, status, wrong_elements, noisy, nccl_algo, "             \
     "nccl_proto, n_samples, median_us, p95_us, min_us, max_us, mean_us, cv, pipe_ops, "            \
-    "reg_buff, tuner_pipe_ops, tuner_reg_buff, tuner_bytes"
+    "reg_buff, tuner_pipe_ops, tuner_reg_buff, tuner_bytes, chunk, chunk_used, chunk_source"
+/* The same from a version 2 or 3 store (opened read-only, so not migrated): NCCL's own chunk. */
+#define CCT_STORE_POINT_COLUMNS_V3                                                                 \
+    "run_id, coll, algo, proto, channels, buffsize, ll_buffsize, ll128_buffsize, align, "          \
+    "ranks, nodes, dtype, bytes, in_place, status, wrong_elements, noisy, nccl_algo, "             \
+    "nccl_proto, n_samples, median_us, p95_us, min_us, max_us, mean_us, cv, pipe_ops, "            \
+    "reg_buff, tuner_pipe_ops, tuner_reg_buff, tuner_bytes, 0, NULL, NULL"
 /* The same columns from a version 1 store (opened read-only, so not migrated): every point
  * there is a plain call, and what NCCL passed its tuner is unknown. */
 #define CCT_STORE_POINT_COLUMNS_V1                                                                 \
     "run_id, coll, algo, proto, channels, buffsize, ll_buffsize, ll128_buffsize, align, "          \
     "ranks, nodes, dtype, bytes, in_place, status, wrong_elements, noisy, nccl_algo, "             \
     "nccl_proto, n_samples, median_us, p95_us, min_us, max_us, mean_us, cv, 1, 0, NULL, NULL, "    \
-    "NULL"
+    "NULL, 0, NULL, NULL"
 
 /* "allreduce ring/simple, 4 channels, ... 1048576 B out-of-place" for messages: names every
  * dimension a user could have mistyped.  Returns buf. */

@@ -82,6 +82,10 @@ static cct_status read_point(cct_store *s, sqlite3_stmt *st, cct_point *p, cct_e
         p->tuner_reg_buff = sqlite3_column_int(st, 29);
         p->tuner_bytes = (uint64_t)sqlite3_column_int64(st, 30);
     }
+    c->chunk = (uint64_t)sqlite3_column_int64(st, 31);
+    p->chunk_used = (uint64_t)sqlite3_column_int64(st, 32); /* NULL reads as 0: unknown */
+    const char *source = (const char *)sqlite3_column_text(st, 33);
+    p->chunk_observed = source && strcmp(source, "observed") == 0;
     return CCT_OK;
 }
 
@@ -136,14 +140,17 @@ cct_status cct_store_load_points(cct_store *store, const int64_t *run_ids, size_
     cct_status rc = cct_store_begin_read(store, "loading points", err);
     if (rc != CCT_OK)
         return rc;
-    bool v1 = store->schema < 2;
+    int v = store->schema < 2 ? 1 : store->schema < 5 ? 3 : 5;
     const char *sql =
-        v1 ? (all ? "SELECT " CCT_STORE_POINT_COLUMNS_V1 " FROM points ORDER BY run_id, id"
-                  : "SELECT " CCT_STORE_POINT_COLUMNS_V1 " FROM points WHERE run_id = ? "
-                    "ORDER BY id")
-           : (all ? "SELECT " CCT_STORE_POINT_COLUMNS " FROM points ORDER BY run_id, id"
-                  : "SELECT " CCT_STORE_POINT_COLUMNS " FROM points WHERE run_id = ? "
-                    "ORDER BY id");
+        v == 1   ? (all ? "SELECT " CCT_STORE_POINT_COLUMNS_V1 " FROM points ORDER BY run_id, id"
+                        : "SELECT " CCT_STORE_POINT_COLUMNS_V1 " FROM points WHERE run_id = ? "
+                          "ORDER BY id")
+        : v == 3 ? (all ? "SELECT " CCT_STORE_POINT_COLUMNS_V3 " FROM points ORDER BY run_id, id"
+                        : "SELECT " CCT_STORE_POINT_COLUMNS_V3 " FROM points WHERE run_id = ? "
+                          "ORDER BY id")
+                 : (all ? "SELECT " CCT_STORE_POINT_COLUMNS " FROM points ORDER BY run_id, id"
+                        : "SELECT " CCT_STORE_POINT_COLUMNS " FROM points WHERE run_id = ? "
+                          "ORDER BY id");
     rc = cct_store_prepare(store, sql, &st, "loading points", err);
     for (size_t r = 0; rc == CCT_OK && r < (all ? 1 : n_runs); r++) {
         bool repeated = false;

@@ -4,8 +4,8 @@
  *
  * cct_store_add_point is the crash-safety boundary of the whole search: the point row and
  * all its samples go into one IMMEDIATE transaction, so after kill -9 a point is either
- * absent or complete.  The 14 columns of the point's identity are bound by one function
- * (bind_key) in one order for the insert, the lookup and the samples query, so the UNIQUE
+ * absent or complete.  The columns of the point's identity are bound in one order (bind_key,
+ * then bind_mode and the chunk) for the insert, the lookup and the samples query, so the UNIQUE
  * index that refuses duplicates is also the index that answers has_point.
  * Values that SQLite cannot hold faithfully are refused rather than altered: unsigned
  * counts above INT64_MAX, enums without a name, non-finite samples.  NaN statistics (no
@@ -20,6 +20,10 @@
 #include <string.h>
 
 #define KEY_WHERE                                                                                  \
+    "run_id = ? AND coll = ? AND algo = ? AND proto = ? AND channels = ? AND buffsize = ? AND "    \
+    "ll_buffsize = ? AND ll128_buffsize = ? AND align = ? AND ranks = ? AND nodes = ? AND "        \
+    "dtype = ? AND bytes = ? AND in_place = ? AND pipe_ops = ? AND reg_buff = ? AND chunk = ?"
+#define KEY_WHERE_V3 /* schemas 2 to 4: no chunk column */                                         \
     "run_id = ? AND coll = ? AND algo = ? AND proto = ? AND channels = ? AND buffsize = ? AND "    \
     "ll_buffsize = ? AND ll128_buffsize = ? AND align = ? AND ranks = ? AND nodes = ? AND "        \
     "dtype = ? AND bytes = ? AND in_place = ? AND pipe_ops = ? AND reg_buff = ?"
@@ -39,6 +43,10 @@ const char *cct_store_describe_point(const cct_config *c, uint64_t bytes, bool i
              c->buffsize, c->ll_buffsize, c->ll128_buffsize, c->align, c->ranks, c->nodes,
              cct_dtype_name(c->dtype), bytes, in_place ? "in-place" : "out-of-place",
              cct_config_pipe_ops(c) > 1 ? ", grouped" : "", c->reg_buff ? ", registered" : "");
+    if (c->chunk) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len > used ? len - used : 0, ", chunk %" PRIu64 " B", c->chunk);
+    }
     return buf;
 }
 
@@ -60,7 +68,7 @@ static cct_status check_key(const char *path, const cct_config *c, uint64_t byte
     else if (!dtype_ok(c->dtype))
         bad = "data type";
     else if (bytes > INT64_MAX || c->buffsize > INT64_MAX || c->ll_buffsize > INT64_MAX ||
-             c->ll128_buffsize > INT64_MAX)
+             c->ll128_buffsize > INT64_MAX || c->chunk > INT64_MAX)
         bad = "byte count (above 2^63 - 1)";
     if (!bad)
         return CCT_OK;
@@ -96,6 +104,17 @@ static int bind_mode(sqlite3_stmt *st, int idx, const cct_config *c)
 {
     return sqlite3_bind_int(st, idx, cct_config_pipe_ops(c)) |
            sqlite3_bind_int(st, idx + 1, c->reg_buff ? 1 : 0);
+}
+
+/* The chunk a point asked for (key) and ran, at parameters idx .. idx + 2. */
+static int bind_chunk(sqlite3_stmt *st, int idx, const cct_point *p)
+{
+    int b = sqlite3_bind_int64(st, idx, (sqlite3_int64)p->cfg.chunk);
+    if (p->chunk_used == 0)
+        return b | sqlite3_bind_null(st, idx + 1) | sqlite3_bind_null(st, idx + 2);
+    return b | sqlite3_bind_int64(st, idx + 1, (sqlite3_int64)p->chunk_used) |
+           sqlite3_bind_text(st, idx + 2, p->chunk_observed ? "observed" : "computed", -1,
+                             SQLITE_STATIC);
 }
 
 static int bind_real(sqlite3_stmt *st, int idx, double v)
@@ -175,7 +194,7 @@ static cct_status insert_point(cct_store *s, int64_t run_id, const cct_point *p,
         cct_store_prepare(s,
                           "INSERT INTO points (" CCT_STORE_POINT_COLUMNS ", measured) VALUES "
                           "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                          "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                          "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
                           "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
                           &st, "adding a point", err);
     if (rc != CCT_OK)
@@ -210,6 +229,7 @@ static cct_status insert_point(cct_store *s, int64_t run_id, const cct_point *p,
         b |= sqlite3_bind_null(st, i++);
         b |= sqlite3_bind_null(st, i++);
     }
+    b |= bind_chunk(st, i, p);
     int step = b != SQLITE_OK ? b : sqlite3_step(st);
     char what[512];
     if (step == SQLITE_CONSTRAINT_UNIQUE)
@@ -274,14 +294,17 @@ cct_status cct_store_find_point(cct_store *s, int64_t run_id, const cct_config *
         return rc;
     sqlite3_stmt *st;
     bool v1 = s->schema < 2; /* no call-mode columns: every point is a plain call */
-    if (v1 && (cct_config_pipe_ops(cfg) > 1 || cfg->reg_buff))
+    bool v3 = s->schema < 5; /* no chunk column: every point ran NCCL's own chunk */
+    if ((v1 && (cct_config_pipe_ops(cfg) > 1 || cfg->reg_buff)) || (v3 && cfg->chunk))
         return CCT_OK;
     if ((rc = cct_store_prepare(s,
-                                v1 ? "SELECT id FROM points WHERE " KEY_WHERE_V1
-                                   : "SELECT id FROM points WHERE " KEY_WHERE,
+                                v1   ? "SELECT id FROM points WHERE " KEY_WHERE_V1
+                                : v3 ? "SELECT id FROM points WHERE " KEY_WHERE_V3
+                                     : "SELECT id FROM points WHERE " KEY_WHERE,
                                 &st, doing, err)))
         return rc;
-    int step = bind_key(st, run_id, cfg, bytes, in_place) | (v1 ? 0 : bind_mode(st, 15, cfg));
+    int step = bind_key(st, run_id, cfg, bytes, in_place) | (v1 ? 0 : bind_mode(st, 15, cfg)) |
+               (v3 ? 0 : sqlite3_bind_int64(st, 17, (sqlite3_int64)cfg->chunk));
     if (step == SQLITE_OK)
         step = sqlite3_step(st);
     if (step == SQLITE_ROW)

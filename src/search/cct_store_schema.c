@@ -173,8 +173,42 @@ static const char schema_v4[] = "CREATE TABLE link_matrices (\n"
                                 "    stored   TEXT    NOT NULL,\n"
                                 "    json     TEXT    NOT NULL\n"
                                 ");\n";
+/* Version 5: chunk sizes (tuner v6).  chunk is the size the plugin answered NCCL (0: NCCL's
+ * own) and joins the point's key; chunk_used the chunk NCCL ran after capping and rounding
+ * it, chunk_source whether NCCL's output said so ('observed') or NCCL's rule gave it
+ * ('computed'); both NULL for NCCL's own chunk.  The UNIQUE key changes, so the table is
+ * rebuilt; old points ran NCCL's own chunk. */
+#define POINTS_V2_COLUMNS                                                                          \
+    "    pipe_ops       INTEGER NOT NULL DEFAULT 1 CHECK (pipe_ops >= 1),\n"                       \
+    "    reg_buff       INTEGER NOT NULL DEFAULT 0 CHECK (reg_buff IN (0, 1)),\n"                  \
+    "    tuner_pipe_ops INTEGER CHECK (tuner_pipe_ops >= 1),\n"                                    \
+    "    tuner_reg_buff INTEGER CHECK (tuner_reg_buff IN (-1, 0, 1)),\n"                           \
+    "    tuner_bytes    INTEGER,\n"
+#define POINTS_V3_NAMES                                                                            \
+    "id, run_id, coll, algo, proto, channels, buffsize, ll_buffsize, ll128_buffsize, align, "      \
+    "ranks, nodes, dtype, bytes, in_place, status, wrong_elements, noisy, nccl_algo, nccl_proto, " \
+    "n_samples, median_us, p95_us, min_us, max_us, mean_us, cv, measured, pipe_ops, reg_buff, "    \
+    "tuner_pipe_ops, tuner_reg_buff, tuner_bytes"
+static const char schema_v5[] =
+    "DROP VIEW point_summary;\n"
+    "CREATE TABLE points_v5 (\n" POINTS_V1_COLUMNS POINTS_V2_COLUMNS
+    "    chunk          INTEGER NOT NULL DEFAULT 0 CHECK (chunk >= 0),\n"
+    "    chunk_used     INTEGER CHECK (chunk_used > 0),\n"
+    "    chunk_source   TEXT    CHECK (chunk_source IN ('observed', 'computed')),\n"
+    "    UNIQUE (run_id, coll, algo, proto, channels, buffsize, ll_buffsize, ll128_buffsize,\n"
+    "            align, ranks, nodes, dtype, bytes, in_place, pipe_ops, reg_buff, chunk)\n"
+    ");\n"
+    "INSERT INTO points_v5 (" POINTS_V3_NAMES ")\n"
+    "SELECT " POINTS_V3_NAMES " FROM points;\n"
+    "DROP TABLE points;\n"
+    "ALTER TABLE points_v5 RENAME TO points;\n"
+    "CREATE INDEX points_by_shape ON points (coll, ranks, nodes, bytes);\n"
+    "CREATE INDEX points_not_ok ON points (status) WHERE status <> 'ok';\n"
+    "CREATE VIEW point_summary AS\n" POINT_SUMMARY_SELECT ",\n"
+    "       p.pipe_ops, p.reg_buff, p.tuner_pipe_ops, p.tuner_reg_buff, p.tuner_bytes,\n"
+    "       p.chunk, p.chunk_used, p.chunk_source\n" POINT_SUMMARY_FROM;
 
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4};
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4, schema_v5};
 _Static_assert(sizeof migrations / sizeof migrations[0] == CCT_STORE_SCHEMA_VERSION,
                "one migration per schema version");
 

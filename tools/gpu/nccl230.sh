@@ -35,7 +35,7 @@ nt() {
 step_build() {
     local t0=$SECONDS
     if [ ! -f "$N230/lib/libnccl.so.2" ]; then
-        (cd .ncclsrc && make -j16 src.build NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" \
+        (cd .ncclsrc && make -j16 src.build TRACE=${NCCL_TRACE:-0} NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" \
             BUILDDIR=$N230 >"$W/logs/build-nccl230.log" 2>&1) &
     fi
     local npid=${!:-}
@@ -98,7 +98,8 @@ step_folder() {
     for t in "$W/folder/nccl230.yaml" ${TABLE228:+"$TABLE228"}; do
         NCCL_HOSTID=doctor NCCL_TUNER_PLUGIN=$P "$C" doctor --table "$t" --nccl "$N230/lib/libnccl.so.2" \
             --ranks 4 --nodes 4 >"$W/logs/doctor230-$(basename "$t" .yaml).txt" 2>&1
-        say "doctor on 2.30 with $(basename "$t"): exit $?"
+        local rc=$?
+        say "doctor on 2.30 with $(basename "$t"): exit $rc"
     done
     NCCL_TUNER_PLUGIN=$P CCLTUNE_TABLE=$W/folder NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,TUNING,ENV \
         on230 nt 4 "$NT/all_reduce_perf" -b 1K -e 1M -f 4 -n 5 -w 2 >"$W/logs/folder230.log" 2>&1

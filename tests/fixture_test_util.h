@@ -30,14 +30,10 @@
 #include "recorded_test_util.h"
 
 /* Folders (relative to the source root) whose files, and their subfolders' files, are read as
- * tables by some test (tests/data/h200 holds the tables each GPU run wrote). */
-static const char *const FIXTURE_TABLE_DIRS[] = {"tests/bad_tables",
-                                                 "tests/data/tables",
-                                                 "tests/data/plot",
-                                                 "tests/data/proof",
-                                                 "tests/data/h200",
-                                                 "tables",
-                                                 NULL};
+ * tables by some test (tests/data/h200 and h100 hold the tables each GPU run wrote). */
+static const char *const FIXTURE_TABLE_DIRS[] = {
+    "tests/bad_tables", "tests/data/tables", "tests/data/plot", "tests/data/proof",
+    "tests/data/h200",  "tests/data/h100",   "tables",          NULL};
 
 static char fixture_root[PATH_MAX];
 static pid_t fixture_owner; /* a forked child that exits must not remove the parent's copy */

@@ -196,8 +196,10 @@ static const cct_pstate *check_table(const cct_doctor_opts *o, cct_doctor_report
     if (ps->waived.msg[0])
         add(r, "table", CCT_DOC_WARN, "%s; loaded only because CCLTUNE_TABLE_UNSAFE_OK=1",
             ps->waived.msg);
+    /* with --table the doctor put it in CCLTUNE_TABLE itself: name the flag, not the variable
+     * the warning above says is unset */
     add(r, "table", CCT_DOC_OK, "%s (from %s) loads: %zu sections, %zu rules", ps->path,
-        ps->path_from, ps->table.n_sections, ps->n_rules);
+        o->table ? "--table" : ps->path_from, ps->table.n_sections, ps->n_rules);
     if (ps->table.fingerprint.nccl_versions)
         add(r, "table", CCT_DOC_INFO,
             "measured with NCCL %s; widened at fit time to NCCL %s (nccl_versions)",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tools/gpu/nccl230.sh - ccltune on NCCL 2.30 built from source on the lent GPU machine (one
-# H200, MPS; ../shared/device/README.md has the recipe).  The NCCL source is carried in the
+# H100 or H200, MPS; ../shared/device/README.md has the recipe).  The NCCL source is carried in the
 # ignored folder .ncclsrc (never committed), nccl-tests' in .ncclt.  From the repository root:
 #
 #   . .devtools/env.sh .devdeps && . .devtools/mps.sh && mps_start && bash tools/gpu/nccl230.sh STEP...

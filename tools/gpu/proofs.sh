@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tools/gpu/proofs.sh - deployment and production-loop checks on the lent GPU machine (one
-# H200, NCCL 2.28.9, PyTorch, MPS; ../shared/device/README.md).  From the repository root:
+# H100 or H200, NCCL 2.28.9, PyTorch, MPS; ../shared/device/README.md).  From the repository root:
 #
 #   . .devtools/env.sh .devdeps && . .devtools/mps.sh && mps_start && bash tools/gpu/proofs.sh STEP...
 #
@@ -49,7 +49,7 @@ t0=$SECONDS
     --max-bytes "${MAXB:-64M}" >"$W/logs/tune.log" 2>&1
 rc=$?
 say "tune: rc=$rc $((SECONDS - t0)) s; $(grep -ciE 'pat' "$T" 2>/dev/null) lines naming PAT in the table"
-"$C" explain "$T" --links "$W/t$RANKS.db" >"$W/logs/explain.txt" 2>&1
+"$C" explain "$T" --coll allreduce --ranks "$RANKS" --links "$W/t$RANKS.db" >"$W/logs/explain.txt" 2>&1
 say "explain --links: exit $?; $(grep -ciE 'link' "$W/logs/explain.txt") lines on links"
 if [ $rc -ne 0 ] || [ ! -f "$T" ]; then
     cp "$ROOT/tables/h200-socket-4ranks.yaml" "$T" && say "tune failed: the committed 4-rank table stands in"

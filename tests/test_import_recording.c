@@ -120,7 +120,7 @@ static const cct_point *find(const cct_point *p, size_t n, int coll, int algo, i
 static void test_round_trip(void **state)
 {
     (void)state;
-    const char *args[] = {"import", "--store", db, rec0, rec1, NULL};
+    const char *args[] = {"import", "--store", db, "--table", "none", rec0, rec1, NULL};
     ct_result r = ct_run(args);
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "2 recordings: 38 calls -> 2 points: 2 of NCCL's own choices"));
@@ -179,7 +179,7 @@ static void test_with_table(void **state)
 static void test_dry_run_and_bad(void **state)
 {
     (void)state;
-    const char *dry[] = {"import", "--store", db, "--dry-run", rec0, NULL};
+    const char *dry[] = {"import", "--store", db, "--table", "none", "--dry-run", rec0, NULL};
     ct_result r = ct_run(dry);
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "dry run: nothing written"));
@@ -188,7 +188,7 @@ static void test_dry_run_and_bad(void **state)
     assert_int_not_equal(stat(db, &st), 0);
     /* rank 1 cut short: refused with its FILE:OFFSET, nothing written */
     assert_int_equal(truncate(rec1, 300), 0);
-    const char *bad[] = {"import", "--store", db, rec0, rec1, NULL};
+    const char *bad[] = {"import", "--store", db, "--table", "none", rec0, rec1, NULL};
     r = ct_run(bad);
     assert_int_equal(r.status, 1);
     char want[4500];
@@ -209,6 +209,13 @@ static void test_dry_run_and_bad(void **state)
     r = ct_run(tab);
     assert_int_equal(r.status, 2);
     ct_result_free(&r);
+    /* recordings without --table: a tuned job's calls would pass for NCCL's own choices */
+    const char *untold[] = {"import", "--store", db, rec0, NULL};
+    r = ct_run(untold);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--table none"));
+    ct_result_free(&r);
+    assert_int_not_equal(stat(db, &st), 0);
 }
 
 /* `ccltune fit ARGS` on db; returns the result with stderr. */
@@ -262,7 +269,7 @@ static void test_fit_leaves_production_out(void **state)
     ct_result_free(&r);
     unsigned long replayed = replayed_points("before");
     assert_true(replayed > 0);
-    const char *imp[] = {"import", "--store", db, rec0, rec1, NULL};
+    const char *imp[] = {"import", "--store", db, "--table", "none", rec0, rec1, NULL};
     r = ct_run(imp);
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "into run 2 of"));

@@ -46,9 +46,10 @@ static void usage(FILE *out)
             "  -s, --store FILE     measurement store (default: measurements.db)\n"
             "  -f, --format FORMAT  auto (default), nccl-tests, nccl-tests-json, csv or\n"
             "                       recording\n"
-            "      --table T        recordings: the table the job ran with; calls that ran\n"
-            "                       its rules' choice are observations of that configuration,\n"
-            "                       the rest of NCCL's own choice (without: all of NCCL's)\n"
+            "      --table T|none   recordings (required): the table the job ran with; calls\n"
+            "                       that ran its rules' choice are observations of that\n"
+            "                       configuration, the rest of NCCL's own choice; none: the\n"
+            "                       job ran without a table, every call was NCCL's own choice\n"
             "      --coll C         the collective, for logs that do not name it\n"
             "                       (nccl-tests before 2.17): allreduce, all_reduce, ...\n"
             "      --algo A         the algorithm NCCL was forced to (ring, tree, ...), or\n"
@@ -436,7 +437,13 @@ static int recordings(const import_args *a, char **files, int n, int argc, char 
         o->nodes != CCT_IMPORT_FROM_INPUT)
         return cct_cli_usage_error(NAME, "--coll, --algo, --proto, --ranks and --nodes "
                                          "describe logs; a recording says them itself");
-    cct_rec_import_args ra = {a->store, a->table, a->nccl, a->dry_run};
+    /* a recording does not say whether a table was loaded: storing a tuned job's calls as
+     * NCCL's own choices would teach fit --include-production the table's choices as NCCL's */
+    if (!a->table)
+        return cct_cli_usage_error(NAME, "recordings: name the table the job ran with (--table "
+                                         "T), or --table none if it ran without one");
+    const char *table = strcmp(a->table, "none") == 0 ? NULL : a->table;
+    cct_rec_import_args ra = {a->store, table, a->nccl, a->dry_run};
     return cct_cli_import_recordings(&ra, files, n, argc, argv);
 }
 

@@ -51,6 +51,17 @@ static const replay_case cases[] = {
      * the NCCL model printout stored with the run) and benched as written */
     {"tables/h200-nvlink-4ranks.yaml", "tests/data/h200/run-2026-11-29d/tune-nvlink-4.db.gz",
      "H200 x4, one rank per GPU (NVLink)", "", true},
+    /* H100, NCCL 2.30.7 built from source, chunk sizes searched (nccl,64K,256K,1M): written by
+     * `ccltune tune` with the nccl_constants it fitted from 2.30.7's model printout, and benched
+     * as written */
+    {"tables/h100-nccl230-2ranks.yaml", "tests/data/h100/nccl230-2026-12-06/tune230-2.db.gz",
+     "H100, 2 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank), NCCL 2.30.7 built from "
+     "source",
+     "", true},
+    {"tables/h100-nccl230-4ranks.yaml", "tests/data/h100/nccl230-2026-12-06/tune230-4.db.gz",
+     "H100, 4 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank), NCCL 2.30.7 built from "
+     "source",
+     "", true},
 };
 
 static char *slurp(const char *path, size_t *len)

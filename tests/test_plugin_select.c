@@ -248,10 +248,15 @@ static void test_force_syntax(void **state)
     assert_int_equal(cct_force_parse("ring/simple/0/256K", &f, &err), CCT_OK);
     assert_int_equal(f.channels, 0);
     assert_int_equal(f.chunk, 262144);
+    /* NCCL's own chunk, spelled as `search --chunk` spells it */
+    assert_int_equal(cct_force_parse("ring/simple/2/nccl", &f, &err), CCT_OK);
+    assert_int_equal(f.channels, 2);
+    assert_int_equal(f.chunk, 0);
     static const char *bad[] = {
-        "ring",        "ring/",      "/ll",          "rung/ll",       "ring/ll12",
-        "ring/ll/-1",  "ring/ll/65", "ring/ll/2x",   "ring/ll/",      "",
-        "ring/ll/2/3", "ring/ll/2/", "ring/ll/2/2G", "ring/ll/2/4K/1"};
+        "ring",           "ring/",      "/ll",          "rung/ll",        "ring/ll12",
+        "ring/ll/-1",     "ring/ll/65", "ring/ll/2x",   "ring/ll/",       "",
+        "ring/ll/2/3",    "ring/ll/2/", "ring/ll/2/2G", "ring/ll/2/4K/1", "ring/ll/2/NCCL",
+        "ring/ll/2/nccl/"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         cct_error_clear(&err);
         assert_int_not_equal(cct_force_parse(bad[i], &f, &err), CCT_OK);

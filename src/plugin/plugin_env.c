@@ -96,12 +96,13 @@ cct_status cct_force_parse(const char *text, cct_force *out, cct_error *err)
             return cct_error_set(err, CCT_EINVAL, "CCLTUNE_FORCE=\"%s\": channels must be 0..%d",
                                  text, CCT_TABLE_MAX_CHANNELS);
     }
-    uint64_t k = 0;
-    if (chunk &&
+    uint64_t k = 0; /* "nccl": NCCL's own chunk, as `search --chunk` spells it */
+    if (chunk && strcmp(chunk, "nccl") != 0 &&
         (cct_parse_bytes(chunk, &k, NULL) != CCT_OK || k < 1024 || k > CCLTUNE_CONTROL_CHUNK_MAX))
-        return cct_error_set(
-            err, CCT_EINVAL,
-            "CCLTUNE_FORCE=\"%s\": the chunk must be a size from 1K to 1G, e.g. 256K", text);
+        return cct_error_set(err, CCT_EINVAL,
+                             "CCLTUNE_FORCE=\"%s\": the chunk must be a size from 1K to 1G, e.g. "
+                             "256K, or nccl",
+                             text);
     out->algo = a;
     out->proto = p;
     out->channels = (int)c;

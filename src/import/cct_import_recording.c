@@ -13,6 +13,7 @@
 
 #include "cct_import_recording.h"
 #include "cct_names.h"
+#include "cct_sort_merge.h"
 
 typedef struct cand {
     cct_config cfg;
@@ -61,8 +62,10 @@ static int cmp_cand(const void *pa, const void *pb)
     return (a->bytes > b->bytes) - (a->bytes < b->bytes);
 }
 
-static void merge(cand *dst, const cand *src)
+static void merge(void *pd, const void *ps)
 {
+    cand *dst = pd;
+    const cand *src = ps;
     dst->calls += src->calls;
     dst->timed += src->timed;
     dst->total_ns += src->total_ns;
@@ -138,10 +141,8 @@ cct_status cct_import_recordings(const cct_recording *recs, size_t n, const cct_
                                  cct_error *err)
 {
     memset(sum, 0, sizeof *sum);
-    size_t total = 0;
+    size_t total = cct_recording_row_count(recs, n);
     for (size_t i = 0; i < n; i++) {
-        for (size_t c = 0; c < recs[i].n_comms; c++)
-            total += recs[i].comms[c].n_rows;
         if (!out->nccl_version[0])
             nccl_version(recs[i].nccl, out->nccl_version, sizeof out->nccl_version);
         if (!out->host[0])
@@ -153,15 +154,7 @@ cct_status cct_import_recordings(const cct_recording *recs, size_t n, const cct_
     if (total && !v)
         return cct_error_set(err, CCT_ENOMEM, "recordings: out of memory");
     size_t k = collect(recs, n, table, v, sum);
-    if (k)
-        qsort(v, k, sizeof *v, cmp_cand);
-    size_t w = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (w && cmp_cand(&v[w - 1], &v[i]) == 0)
-            merge(&v[w - 1], &v[i]);
-        else
-            v[w++] = v[i];
-    }
+    size_t w = cct_sort_merge(v, k, sizeof *v, cmp_cand, merge);
     cct_status st = CCT_OK;
     for (size_t i = 0; i < w && st == CCT_OK; i++) {
         cct_point p = to_point(&v[i]);

@@ -10,6 +10,7 @@
 
 #include "cct_names.h"
 #include "cct_recording_audit.h"
+#include "cct_sort_merge.h"
 
 static void power_band(uint64_t bytes, uint64_t *lo, uint64_t *hi)
 {
@@ -118,8 +119,10 @@ static int cmp_report(const void *pa, const void *pb)
     return cmp_key(a, b);
 }
 
-static void merge_into(cct_audit_line *dst, const cct_audit_line *src)
+static void merge_into(void *pd, const void *ps)
 {
+    cct_audit_line *dst = pd;
+    const cct_audit_line *src = ps;
     dst->calls += src->calls;
     dst->timed += src->timed;
     dst->total_ns += src->total_ns;
@@ -173,10 +176,7 @@ cct_status cct_audit_run_gains(const cct_recording *recs, size_t n, const cct_ta
 {
     gain_source g = {gain, ctx};
     memset(out, 0, sizeof *out);
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t c = 0; c < recs[i].n_comms; c++)
-            total += recs[i].comms[c].n_rows;
+    size_t total = cct_recording_row_count(recs, n);
     out->n_recordings = n;
     if (total && !(out->lines = calloc(total, sizeof *out->lines)))
         return cct_error_set(err, CCT_ENOMEM, "audit: out of memory");
@@ -205,16 +205,8 @@ cct_status cct_audit_run_gains(const cct_recording *recs, size_t n, const cct_ta
                     out->no_evidence_calls += l->calls;
             }
         }
-    if (out->n_lines)
-        qsort(out->lines, out->n_lines, sizeof *out->lines, cmp_key_q);
-    size_t w = 0;
-    for (size_t i = 0; i < out->n_lines; i++) {
-        if (w > 0 && cmp_key(&out->lines[w - 1], &out->lines[i]) == 0)
-            merge_into(&out->lines[w - 1], &out->lines[i]);
-        else
-            out->lines[w++] = out->lines[i];
-    }
-    out->n_lines = w;
+    out->n_lines =
+        cct_sort_merge(out->lines, out->n_lines, sizeof *out->lines, cmp_key_q, merge_into);
     if (out->n_lines)
         qsort(out->lines, out->n_lines, sizeof *out->lines, cmp_report);
     tally(out);

@@ -13,6 +13,7 @@
 
 #include "cct_import_recording.h"
 #include "cct_names.h"
+#include "cct_recording_audit.h"
 #include "cct_sort_merge.h"
 
 typedef struct cand {
@@ -33,13 +34,10 @@ static int observed(const cct_table *t, const cct_rec_comm *m, const cct_rec_row
     cfg->nodes = m->nodes;
     cfg->dtype = CCT_DTYPE_FLOAT;
     cfg->algo = cfg->proto = CCT_DEFAULT;
-    const cct_section *s =
-        t ? cct_table_find_section(t, row->coll, m->ranks, m->nodes, 1, 0) : NULL;
-    const cct_rule *r = s ? cct_section_lookup(s, row->bytes) : NULL;
+    const cct_rule *r = cct_audit_rule(t, row->coll, m->ranks, m->nodes, row->bytes);
     if (!r || row->algo < 0 || row->proto < 0)
         return 0;
-    bool same = row->algo == r->algo && row->proto == r->proto &&
-                (r->channels <= 0 || row->channels <= r->channels);
+    bool same = cct_audit_ran_as_asked(r, row->algo, row->proto, row->channels);
     cfg->algo = row->algo;
     cfg->proto = row->proto;
     cfg->channels = same ? r->channels : row->channels;

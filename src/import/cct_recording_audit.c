@@ -66,8 +66,7 @@ static void judge(cct_audit_line *l, const cct_table *table, uint64_t bytes, con
     l->verdict = CCT_AUDIT_LEFT;
     if (l->coll < 0 || l->coll >= CCT_NUM_COLLS)
         return;
-    const cct_section *s = cct_table_find_section(table, l->coll, l->ranks, l->nodes, 1, 0);
-    const cct_rule *r = s ? cct_section_lookup(s, bytes) : NULL;
+    const cct_rule *r = cct_audit_rule(table, l->coll, l->ranks, l->nodes, bytes);
     if (!r)
         return;
     l->lo = r->min_bytes;
@@ -75,12 +74,23 @@ static void judge(cct_audit_line *l, const cct_table *table, uint64_t bytes, con
     l->want_algo = r->algo;
     l->want_proto = r->proto;
     l->want_channels = r->channels;
-    /* a rule's channel count is a cap: NCCL spreads a small message over fewer channels */
-    bool same = l->algo == r->algo && l->proto == r->proto &&
-                (r->channels <= 0 || l->channels <= r->channels);
+    bool same = cct_audit_ran_as_asked(r, l->algo, l->proto, l->channels);
     l->verdict = same ? CCT_AUDIT_AS_ASKED : CCT_AUDIT_MISMATCH;
     if (same)
         weigh(l, r, bytes, g);
+}
+
+const cct_rule *cct_audit_rule(const cct_table *table, int coll, int ranks, int nodes,
+                               uint64_t bytes)
+{
+    const cct_section *s = table ? cct_table_find_section(table, coll, ranks, nodes, 1, 0) : NULL;
+    return s ? cct_section_lookup(s, bytes) : NULL;
+}
+
+bool cct_audit_ran_as_asked(const cct_rule *rule, int algo, int proto, int channels)
+{
+    return algo == rule->algo && proto == rule->proto &&
+           (rule->channels <= 0 || channels <= rule->channels);
 }
 
 static int cmp_u64(uint64_t a, uint64_t b)

@@ -44,20 +44,18 @@ static int observed(const cct_table *t, const cct_rec_comm *m, const cct_rec_row
     return same ? 1 : 2;
 }
 
-static int cmp_i(long long a, long long b)
-{
-    return (a > b) - (a < b);
-}
-
 static int cmp_cand(const void *pa, const void *pb)
 {
     const cand *a = pa, *b = pb;
     int c;
-    if ((c = cmp_i(a->cfg.coll, b->cfg.coll)) || (c = cmp_i(a->cfg.ranks, b->cfg.ranks)) ||
-        (c = cmp_i(a->cfg.nodes, b->cfg.nodes)) || (c = cmp_i(a->cfg.algo, b->cfg.algo)) ||
-        (c = cmp_i(a->cfg.proto, b->cfg.proto)) || (c = cmp_i(a->cfg.channels, b->cfg.channels)))
+    if ((c = cct_cmp_int(a->cfg.coll, b->cfg.coll)) ||
+        (c = cct_cmp_int(a->cfg.ranks, b->cfg.ranks)) ||
+        (c = cct_cmp_int(a->cfg.nodes, b->cfg.nodes)) ||
+        (c = cct_cmp_int(a->cfg.algo, b->cfg.algo)) ||
+        (c = cct_cmp_int(a->cfg.proto, b->cfg.proto)) ||
+        (c = cct_cmp_int(a->cfg.channels, b->cfg.channels)))
         return c;
-    return (a->bytes > b->bytes) - (a->bytes < b->bytes);
+    return cct_cmp_u64(a->bytes, b->bytes);
 }
 
 static void merge(void *pd, const void *ps)

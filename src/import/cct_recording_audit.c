@@ -93,22 +93,15 @@ bool cct_audit_ran_as_asked(const cct_rule *rule, int algo, int proto, int chann
            (rule->channels <= 0 || channels <= rule->channels);
 }
 
-static int cmp_u64(uint64_t a, uint64_t b)
-{
-    return (a > b) - (a < b);
-}
-
 /* Key order: coll, ranks, nodes, band, configuration. */
 static int cmp_key(const cct_audit_line *a, const cct_audit_line *b)
 {
     int c;
-    if ((c = (a->coll > b->coll) - (a->coll < b->coll)) ||
-        (c = (a->ranks > b->ranks) - (a->ranks < b->ranks)) ||
-        (c = (a->nodes > b->nodes) - (a->nodes < b->nodes)) || (c = cmp_u64(a->lo, b->lo)) ||
-        (c = (a->algo > b->algo) - (a->algo < b->algo)) ||
-        (c = (a->proto > b->proto) - (a->proto < b->proto)))
+    if ((c = cct_cmp_int(a->coll, b->coll)) || (c = cct_cmp_int(a->ranks, b->ranks)) ||
+        (c = cct_cmp_int(a->nodes, b->nodes)) || (c = cct_cmp_u64(a->lo, b->lo)) ||
+        (c = cct_cmp_int(a->algo, b->algo)) || (c = cct_cmp_int(a->proto, b->proto)))
         return c;
-    return (a->channels > b->channels) - (a->channels < b->channels);
+    return cct_cmp_int(a->channels, b->channels);
 }
 
 static int cmp_key_q(const void *a, const void *b)
@@ -121,10 +114,9 @@ static int cmp_report(const void *pa, const void *pb)
 {
     const cct_audit_line *a = pa, *b = pb;
     int c;
-    if ((c = (a->coll > b->coll) - (a->coll < b->coll)) ||
-        (c = (a->ranks > b->ranks) - (a->ranks < b->ranks)) ||
-        (c = (a->nodes > b->nodes) - (a->nodes < b->nodes)) || (c = cmp_u64(a->lo, b->lo)) ||
-        (c = cmp_u64(b->calls, a->calls)))
+    if ((c = cct_cmp_int(a->coll, b->coll)) || (c = cct_cmp_int(a->ranks, b->ranks)) ||
+        (c = cct_cmp_int(a->nodes, b->nodes)) || (c = cct_cmp_u64(a->lo, b->lo)) ||
+        (c = cct_cmp_u64(b->calls, a->calls)))
         return c;
     return cmp_key(a, b);
 }

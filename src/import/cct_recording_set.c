@@ -117,19 +117,14 @@ void cct_recording_set_destroy(cct_recording_set *set)
     memset(set, 0, sizeof *set);
 }
 
-static int cmp_i(long long a, long long b)
-{
-    return (a > b) - (a < b);
-}
-
 static int cmp_size(const void *pa, const void *pb)
 {
     const cct_rec_size *a = pa, *b = pb;
     int c;
-    if ((c = cmp_i(a->coll, b->coll)) || (c = cmp_i(a->ranks, b->ranks)) ||
-        (c = cmp_i(a->nodes, b->nodes)))
+    if ((c = cct_cmp_int(a->coll, b->coll)) || (c = cct_cmp_int(a->ranks, b->ranks)) ||
+        (c = cct_cmp_int(a->nodes, b->nodes)))
         return c;
-    return (a->bytes > b->bytes) - (a->bytes < b->bytes);
+    return cct_cmp_u64(a->bytes, b->bytes);
 }
 
 static void add_size(void *pd, const void *ps)

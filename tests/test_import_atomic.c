@@ -174,6 +174,46 @@ static void refused_write_rolls_back_the_batch(void **state)
     free(dir);
 }
 
+/* Ending a batch by its writes' outcome: a failed write's status and message come back
+ * untouched and nothing is stored; writes that all went in are committed. */
+static void batch_ends_by_the_writes_outcome(void **state)
+{
+    (void)state;
+    char *dir = ct_tmpdir("import-atomic");
+    char *path = join(dir, "m.db");
+    cct_store *s = NULL;
+    cct_error err;
+    assert_int_equal(cct_store_open(path, false, &s, &err), CCT_OK);
+    cct_import_result r;
+    assert_int_equal(tu_import(GOOD, NULL, &r, &err), CCT_OK);
+    cct_store_fingerprint fp = {.gpu = "g", .nodes = 1, .gpus_per_node = 4, .ranks_per_gpu = 1};
+    cct_store_run run = {.tool = "t", .source = "nccl-tests"};
+    for (int pass = 0; pass < 2; pass++) {
+        bool fail = pass == 0;
+        assert_int_equal(cct_store_begin_batch(s, &err), CCT_OK);
+        cct_status st = cct_store_put_fingerprint(s, &fp, &run.fingerprint_id, &err);
+        if (st == CCT_OK)
+            st = cct_store_begin_run(s, &run, &err);
+        for (size_t i = 0; i < 3 && st == CCT_OK; i++)
+            st = cct_store_add_point(s, run.id, &r.points[fail ? 0 : i], NULL, 0, &err);
+        assert_int_equal(st, fail ? CCT_EINVAL : CCT_OK);
+        char msg[sizeof err.msg];
+        memcpy(msg, err.msg, sizeof msg);
+        assert_int_equal(cct_store_end_batch_with(s, st, &err), st);
+        if (fail)
+            assert_string_equal(err.msg, msg); /* the refusal, not the rollback */
+        int states[8];
+        size_t points;
+        assert_int_equal(store_runs(path, states, &points), fail ? 0 : 1);
+        assert_int_equal(points, fail ? 0 : 3);
+    }
+    cct_store_close(s);
+    cct_import_result_destroy(&r);
+    free(path);
+    ct_rm_rf(dir);
+    free(dir);
+}
+
 /* A run marked failed (a copy of the good run's points, all twice as slow) is left out. */
 static void fit_leaves_failed_runs_out(void **state)
 {
@@ -255,6 +295,7 @@ int main(void)
         cmocka_unit_test(dry_run_refuses_what_import_refuses),
         cmocka_unit_test(full_disk_leaves_store_as_it_was),
         cmocka_unit_test(refused_write_rolls_back_the_batch),
+        cmocka_unit_test(batch_ends_by_the_writes_outcome),
         cmocka_unit_test(fit_leaves_failed_runs_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

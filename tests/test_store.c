@@ -1289,8 +1289,9 @@ static void test_version1_store_migrates(void **state)
     sqlite3_close(db);
 }
 
-/* NCCL's model printout: stored per run, read back byte for byte, replaced by a second put;
- * a run without one reads as NULL; bad calls are refused with a sentence. */
+/* NCCL's model printout: stored per run, read back byte for byte, replaced by a second put
+ * (ranks and nodes each in their own column); a run without one reads as NULL; bad calls
+ * are refused with a sentence. */
 static void test_nccl_log_round_trip(void **state)
 {
     fixture *f = *state;
@@ -1304,7 +1305,7 @@ static void test_nccl_log_round_trip(void **state)
     const char *log = "vm:1:1 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 2 localRanks 1\n"
                       "vm:1:1 [0] NCCL INFO   Algorithm   |  Tree  |\n";
     assert_int_equal(cct_store_put_nccl_log(s, run, 2, 2, "first", &err), CCT_OK);
-    assert_int_equal(cct_store_put_nccl_log(s, run, 2, 2, log, &err), CCT_OK);
+    assert_int_equal(cct_store_put_nccl_log(s, run, 4, 2, log, &err), CCT_OK);
     assert_int_equal(cct_store_get_nccl_log(s, run, &text, &err), CCT_OK);
     assert_non_null(text);
     assert_string_equal(text, log);
@@ -1328,7 +1329,7 @@ static void test_nccl_log_round_trip(void **state)
     sqlite3 *db;
     assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     assert_int_equal(store_test_sql_int(db, "SELECT count(*) FROM nccl_logs"), 1);
-    assert_int_equal(store_test_sql_int(db, "SELECT ranks * 10 + nodes FROM nccl_logs"), 22);
+    assert_int_equal(store_test_sql_int(db, "SELECT ranks * 10 + nodes FROM nccl_logs"), 42);
     sqlite3_close(db);
 }
 

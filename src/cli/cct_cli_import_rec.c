@@ -19,6 +19,7 @@
 #include "cct_cli_import_rec.h"
 #include "cct_import_recording.h"
 #include "cct_recording_set.h"
+#include "cct_search_run.h"
 #include "cct_store.h"
 #include "cct_table.h"
 
@@ -80,20 +81,6 @@ static int64_t borrow_fingerprint(cct_store *store, const char *nccl, cct_store_
     return from;
 }
 
-static void command_line(int argc, char **argv, char *buf, size_t len)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    int k = snprintf(buf, len, "ccltune");
-    used = k > 0 ? (size_t)k : 0;
-    for (int i = 0; i < argc && used < len; i++) {
-        k = snprintf(buf + used, len - used, " %s", argv[i]);
-        if (k < 0)
-            break;
-        used += (size_t)k;
-    }
-}
-
 /* FNV-1a over the points' keys and times, so importing the same recordings twice shows
  * the same hash. */
 static void points_hash(const cct_import_result *r, char out[65])
@@ -142,16 +129,11 @@ static int store_points(const cct_rec_import_args *a, const cct_import_result *r
     snprintf(run.tool, sizeof run.tool, "ccltune %s", CCT_VERSION);
     snprintf(run.source, sizeof run.source, "production");
     points_hash(r, run.plan_hash);
-    command_line(argc, argv, run.command, sizeof run.command);
+    cct_search_command_line(argc, argv, run.command, sizeof run.command);
     cct_status st = cct_store_begin_batch(store, &err);
     if (st == CCT_OK) {
         st = write_batch(store, &fp, &run, r, &err);
-        cct_error eerr;
-        cct_status est = cct_store_end_batch(store, st == CCT_OK, &eerr);
-        if (st == CCT_OK && est != CCT_OK) {
-            st = est;
-            err = eerr;
-        }
+        st = cct_store_end_batch_with(store, st, &err);
     }
     cct_store_close(store);
     if (st != CCT_OK) {

@@ -25,6 +25,7 @@
 #include "cct_fingerprint.h"
 #include "cct_parse.h"
 #include "cct_import.h"
+#include "cct_search_run.h"
 #include "cct_store.h"
 
 static const char *const NAME = "import";
@@ -329,19 +330,6 @@ static void inputs_hash(char **files, int n, char out[65])
     snprintf(out, 65, "import-fnv1a64-%016" PRIx64, h);
 }
 
-static void command_line(int argc, char **argv, char *buf, size_t len)
-{
-    size_t used = 0;
-    int k = snprintf(buf, len, "ccltune");
-    used = k > 0 ? (size_t)k : 0;
-    for (int i = 0; i < argc && used < len; i++) {
-        k = snprintf(buf + used, len - used, " %s", argv[i]);
-        if (k < 0)
-            break;
-        used += (size_t)k;
-    }
-}
-
 /* Every point through the store's own checks, so a dry run refuses what the import would. */
 static int check_storable(const import_args *a, const cct_import_result *r, int n, char **files)
 {
@@ -404,17 +392,12 @@ static int store_all(const import_args *a, cct_import_result *r, int n, char **f
     snprintf(run.source, sizeof run.source, "%s",
              r[0].format == CCT_IMPORT_CSV ? "csv" : "nccl-tests");
     inputs_hash(files, n, run.plan_hash);
-    command_line(argc, argv, run.command, sizeof run.command);
+    cct_search_command_line(argc, argv, run.command, sizeof run.command);
     size_t stored = 0, skipped = 0;
     cct_status st = cct_store_begin_batch(store, &err);
     if (st == CCT_OK) {
         st = store_batch(store, fp, &run, r, n, files, &stored, &skipped, &err);
-        cct_error eerr;
-        cct_status est = cct_store_end_batch(store, st == CCT_OK, &eerr);
-        if (st == CCT_OK && est != CCT_OK) {
-            st = est;
-            err = eerr;
-        }
+        st = cct_store_end_batch_with(store, st, &err);
     }
     cct_store_close(store);
     if (st != CCT_OK) {

@@ -13,6 +13,8 @@
 
 #include "cct_import_recording.h"
 #include "cct_names.h"
+#include "cct_recording_audit.h"
+#include "cct_sort_merge.h"
 
 typedef struct cand {
     cct_config cfg;
@@ -32,37 +34,34 @@ static int observed(const cct_table *t, const cct_rec_comm *m, const cct_rec_row
     cfg->nodes = m->nodes;
     cfg->dtype = CCT_DTYPE_FLOAT;
     cfg->algo = cfg->proto = CCT_DEFAULT;
-    const cct_section *s =
-        t ? cct_table_find_section(t, row->coll, m->ranks, m->nodes, 1, 0) : NULL;
-    const cct_rule *r = s ? cct_section_lookup(s, row->bytes) : NULL;
+    const cct_rule *r = cct_audit_rule(t, row->coll, m->ranks, m->nodes, row->bytes);
     if (!r || row->algo < 0 || row->proto < 0)
         return 0;
-    bool same = row->algo == r->algo && row->proto == r->proto &&
-                (r->channels <= 0 || row->channels <= r->channels);
+    bool same = cct_audit_ran_as_asked(r, row->algo, row->proto, row->channels);
     cfg->algo = row->algo;
     cfg->proto = row->proto;
     cfg->channels = same ? r->channels : row->channels;
     return same ? 1 : 2;
 }
 
-static int cmp_i(long long a, long long b)
-{
-    return (a > b) - (a < b);
-}
-
 static int cmp_cand(const void *pa, const void *pb)
 {
     const cand *a = pa, *b = pb;
     int c;
-    if ((c = cmp_i(a->cfg.coll, b->cfg.coll)) || (c = cmp_i(a->cfg.ranks, b->cfg.ranks)) ||
-        (c = cmp_i(a->cfg.nodes, b->cfg.nodes)) || (c = cmp_i(a->cfg.algo, b->cfg.algo)) ||
-        (c = cmp_i(a->cfg.proto, b->cfg.proto)) || (c = cmp_i(a->cfg.channels, b->cfg.channels)))
+    if ((c = cct_cmp_int(a->cfg.coll, b->cfg.coll)) ||
+        (c = cct_cmp_int(a->cfg.ranks, b->cfg.ranks)) ||
+        (c = cct_cmp_int(a->cfg.nodes, b->cfg.nodes)) ||
+        (c = cct_cmp_int(a->cfg.algo, b->cfg.algo)) ||
+        (c = cct_cmp_int(a->cfg.proto, b->cfg.proto)) ||
+        (c = cct_cmp_int(a->cfg.channels, b->cfg.channels)))
         return c;
-    return (a->bytes > b->bytes) - (a->bytes < b->bytes);
+    return cct_cmp_u64(a->bytes, b->bytes);
 }
 
-static void merge(cand *dst, const cand *src)
+static void merge(void *pd, const void *ps)
 {
+    cand *dst = pd;
+    const cand *src = ps;
     dst->calls += src->calls;
     dst->timed += src->timed;
     dst->total_ns += src->total_ns;
@@ -138,10 +137,8 @@ cct_status cct_import_recordings(const cct_recording *recs, size_t n, const cct_
                                  cct_error *err)
 {
     memset(sum, 0, sizeof *sum);
-    size_t total = 0;
+    size_t total = cct_recording_row_count(recs, n);
     for (size_t i = 0; i < n; i++) {
-        for (size_t c = 0; c < recs[i].n_comms; c++)
-            total += recs[i].comms[c].n_rows;
         if (!out->nccl_version[0])
             nccl_version(recs[i].nccl, out->nccl_version, sizeof out->nccl_version);
         if (!out->host[0])
@@ -153,15 +150,7 @@ cct_status cct_import_recordings(const cct_recording *recs, size_t n, const cct_
     if (total && !v)
         return cct_error_set(err, CCT_ENOMEM, "recordings: out of memory");
     size_t k = collect(recs, n, table, v, sum);
-    if (k)
-        qsort(v, k, sizeof *v, cmp_cand);
-    size_t w = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (w && cmp_cand(&v[w - 1], &v[i]) == 0)
-            merge(&v[w - 1], &v[i]);
-        else
-            v[w++] = v[i];
-    }
+    size_t w = cct_sort_merge(v, k, sizeof *v, cmp_cand, merge);
     cct_status st = CCT_OK;
     for (size_t i = 0; i < w && st == CCT_OK; i++) {
         cct_point p = to_point(&v[i]);

@@ -385,3 +385,12 @@ uint64_t cct_recording_bucket_ns(int b)
 {
     return b <= 0 ? 0 : UINT64_C(1) << (b + 10);
 }
+
+size_t cct_recording_row_count(const cct_recording *recs, size_t n)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t c = 0; c < recs[i].n_comms; c++)
+            total += recs[i].comms[c].n_rows;
+    return total;
+}

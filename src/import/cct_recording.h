@@ -61,4 +61,7 @@ void cct_recording_destroy(cct_recording *rec);
 /* The lower edge in ns of histogram bucket b (0 for the first). */
 uint64_t cct_recording_bucket_ns(int b);
 
+/* How many rows recs[0..n) hold over all their communicators. */
+size_t cct_recording_row_count(const cct_recording *recs, size_t n);
+
 #endif

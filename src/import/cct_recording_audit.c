@@ -10,6 +10,7 @@
 
 #include "cct_names.h"
 #include "cct_recording_audit.h"
+#include "cct_sort_merge.h"
 
 static void power_band(uint64_t bytes, uint64_t *lo, uint64_t *hi)
 {
@@ -65,8 +66,7 @@ static void judge(cct_audit_line *l, const cct_table *table, uint64_t bytes, con
     l->verdict = CCT_AUDIT_LEFT;
     if (l->coll < 0 || l->coll >= CCT_NUM_COLLS)
         return;
-    const cct_section *s = cct_table_find_section(table, l->coll, l->ranks, l->nodes, 1, 0);
-    const cct_rule *r = s ? cct_section_lookup(s, bytes) : NULL;
+    const cct_rule *r = cct_audit_rule(table, l->coll, l->ranks, l->nodes, bytes);
     if (!r)
         return;
     l->lo = r->min_bytes;
@@ -74,30 +74,34 @@ static void judge(cct_audit_line *l, const cct_table *table, uint64_t bytes, con
     l->want_algo = r->algo;
     l->want_proto = r->proto;
     l->want_channels = r->channels;
-    /* a rule's channel count is a cap: NCCL spreads a small message over fewer channels */
-    bool same = l->algo == r->algo && l->proto == r->proto &&
-                (r->channels <= 0 || l->channels <= r->channels);
+    bool same = cct_audit_ran_as_asked(r, l->algo, l->proto, l->channels);
     l->verdict = same ? CCT_AUDIT_AS_ASKED : CCT_AUDIT_MISMATCH;
     if (same)
         weigh(l, r, bytes, g);
 }
 
-static int cmp_u64(uint64_t a, uint64_t b)
+const cct_rule *cct_audit_rule(const cct_table *table, int coll, int ranks, int nodes,
+                               uint64_t bytes)
 {
-    return (a > b) - (a < b);
+    const cct_section *s = table ? cct_table_find_section(table, coll, ranks, nodes, 1, 0) : NULL;
+    return s ? cct_section_lookup(s, bytes) : NULL;
+}
+
+bool cct_audit_ran_as_asked(const cct_rule *rule, int algo, int proto, int channels)
+{
+    return algo == rule->algo && proto == rule->proto &&
+           (rule->channels <= 0 || channels <= rule->channels);
 }
 
 /* Key order: coll, ranks, nodes, band, configuration. */
 static int cmp_key(const cct_audit_line *a, const cct_audit_line *b)
 {
     int c;
-    if ((c = (a->coll > b->coll) - (a->coll < b->coll)) ||
-        (c = (a->ranks > b->ranks) - (a->ranks < b->ranks)) ||
-        (c = (a->nodes > b->nodes) - (a->nodes < b->nodes)) || (c = cmp_u64(a->lo, b->lo)) ||
-        (c = (a->algo > b->algo) - (a->algo < b->algo)) ||
-        (c = (a->proto > b->proto) - (a->proto < b->proto)))
+    if ((c = cct_cmp_int(a->coll, b->coll)) || (c = cct_cmp_int(a->ranks, b->ranks)) ||
+        (c = cct_cmp_int(a->nodes, b->nodes)) || (c = cct_cmp_u64(a->lo, b->lo)) ||
+        (c = cct_cmp_int(a->algo, b->algo)) || (c = cct_cmp_int(a->proto, b->proto)))
         return c;
-    return (a->channels > b->channels) - (a->channels < b->channels);
+    return cct_cmp_int(a->channels, b->channels);
 }
 
 static int cmp_key_q(const void *a, const void *b)
@@ -110,16 +114,17 @@ static int cmp_report(const void *pa, const void *pb)
 {
     const cct_audit_line *a = pa, *b = pb;
     int c;
-    if ((c = (a->coll > b->coll) - (a->coll < b->coll)) ||
-        (c = (a->ranks > b->ranks) - (a->ranks < b->ranks)) ||
-        (c = (a->nodes > b->nodes) - (a->nodes < b->nodes)) || (c = cmp_u64(a->lo, b->lo)) ||
-        (c = cmp_u64(b->calls, a->calls)))
+    if ((c = cct_cmp_int(a->coll, b->coll)) || (c = cct_cmp_int(a->ranks, b->ranks)) ||
+        (c = cct_cmp_int(a->nodes, b->nodes)) || (c = cct_cmp_u64(a->lo, b->lo)) ||
+        (c = cct_cmp_u64(b->calls, a->calls)))
         return c;
     return cmp_key(a, b);
 }
 
-static void merge_into(cct_audit_line *dst, const cct_audit_line *src)
+static void merge_into(void *pd, const void *ps)
 {
+    cct_audit_line *dst = pd;
+    const cct_audit_line *src = ps;
     dst->calls += src->calls;
     dst->timed += src->timed;
     dst->total_ns += src->total_ns;
@@ -173,10 +178,7 @@ cct_status cct_audit_run_gains(const cct_recording *recs, size_t n, const cct_ta
 {
     gain_source g = {gain, ctx};
     memset(out, 0, sizeof *out);
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t c = 0; c < recs[i].n_comms; c++)
-            total += recs[i].comms[c].n_rows;
+    size_t total = cct_recording_row_count(recs, n);
     out->n_recordings = n;
     if (total && !(out->lines = calloc(total, sizeof *out->lines)))
         return cct_error_set(err, CCT_ENOMEM, "audit: out of memory");
@@ -205,16 +207,8 @@ cct_status cct_audit_run_gains(const cct_recording *recs, size_t n, const cct_ta
                     out->no_evidence_calls += l->calls;
             }
         }
-    if (out->n_lines)
-        qsort(out->lines, out->n_lines, sizeof *out->lines, cmp_key_q);
-    size_t w = 0;
-    for (size_t i = 0; i < out->n_lines; i++) {
-        if (w > 0 && cmp_key(&out->lines[w - 1], &out->lines[i]) == 0)
-            merge_into(&out->lines[w - 1], &out->lines[i]);
-        else
-            out->lines[w++] = out->lines[i];
-    }
-    out->n_lines = w;
+    out->n_lines =
+        cct_sort_merge(out->lines, out->n_lines, sizeof *out->lines, cmp_key_q, merge_into);
     if (out->n_lines)
         qsort(out->lines, out->n_lines, sizeof *out->lines, cmp_report);
     tally(out);

@@ -83,4 +83,12 @@ void cct_audit_destroy(cct_audit *audit);
 
 const char *cct_audit_verdict_name(cct_audit_verdict v); /* "as_asked", "left_to_nccl", ... */
 
+/* The rule that table (may be NULL) gives a recorded call: the section of plain calls (one
+ * pipelined op, no registered buffer) of coll on that communicator shape; NULL without one. */
+const cct_rule *cct_audit_rule(const cct_table *table, int coll, int ranks, int nodes,
+                               uint64_t bytes);
+/* Whether NCCL ran what rule asked: its algorithm and protocol, and no more channels than
+ * the rule's (a rule's channel count is a cap: NCCL spreads a small message over fewer). */
+bool cct_audit_ran_as_asked(const cct_rule *rule, int algo, int proto, int channels);
+
 #endif

@@ -16,6 +16,7 @@
 #include "cct_grow.h"
 #include "cct_names.h"
 #include "cct_recording_set.h"
+#include "cct_sort_merge.h"
 
 typedef struct name_list {
     char **items;
@@ -116,19 +117,23 @@ void cct_recording_set_destroy(cct_recording_set *set)
     memset(set, 0, sizeof *set);
 }
 
-static int cmp_i(long long a, long long b)
-{
-    return (a > b) - (a < b);
-}
-
 static int cmp_size(const void *pa, const void *pb)
 {
     const cct_rec_size *a = pa, *b = pb;
     int c;
-    if ((c = cmp_i(a->coll, b->coll)) || (c = cmp_i(a->ranks, b->ranks)) ||
-        (c = cmp_i(a->nodes, b->nodes)))
+    if ((c = cct_cmp_int(a->coll, b->coll)) || (c = cct_cmp_int(a->ranks, b->ranks)) ||
+        (c = cct_cmp_int(a->nodes, b->nodes)))
         return c;
-    return (a->bytes > b->bytes) - (a->bytes < b->bytes);
+    return cct_cmp_u64(a->bytes, b->bytes);
+}
+
+static void add_size(void *pd, const void *ps)
+{
+    cct_rec_size *dst = pd;
+    const cct_rec_size *src = ps;
+    dst->calls += src->calls;
+    dst->timed += src->timed;
+    dst->total_ns += src->total_ns;
 }
 
 cct_status cct_recording_sizes(const cct_recording *recs, size_t n, cct_rec_size **out,
@@ -136,10 +141,7 @@ cct_status cct_recording_sizes(const cct_recording *recs, size_t n, cct_rec_size
 {
     *out = NULL;
     *n_out = 0;
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t c = 0; c < recs[i].n_comms; c++)
-            total += recs[i].comms[c].n_rows;
+    size_t total = cct_recording_row_count(recs, n);
     cct_rec_size *v = total ? calloc(total, sizeof *v) : NULL;
     if (total && !v)
         return cct_error_set(err, CCT_ENOMEM, "recordings: out of memory");
@@ -155,17 +157,7 @@ cct_status cct_recording_sizes(const cct_recording *recs, size_t n, cct_rec_size
                                         row->calls, row->timed, row->total_ns};
             }
         }
-    if (k)
-        qsort(v, k, sizeof *v, cmp_size);
-    size_t w = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (w && cmp_size(&v[w - 1], &v[i]) == 0) {
-            v[w - 1].calls += v[i].calls;
-            v[w - 1].timed += v[i].timed;
-            v[w - 1].total_ns += v[i].total_ns;
-        } else
-            v[w++] = v[i];
-    }
+    size_t w = cct_sort_merge(v, k, sizeof *v, cmp_size, add_size);
     if (!w) {
         free(v);
         return CCT_OK;

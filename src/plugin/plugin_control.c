@@ -196,6 +196,17 @@ cct_outcome cct_control_coll_v2(cct_pctx *ctx, int coll, size_t bytes, int colln
 
 /* ---------- the exported control API (ccltune_control.h) ---------- */
 
+/* Copy one of the "last observation" records to the caller under the lock, so that it never
+ * sees half of one call's and half of the next's; out NULL: nothing. */
+static void copy_observed(void *out, const void *observed, size_t size)
+{
+    if (!out)
+        return;
+    pthread_mutex_lock(&control_mu);
+    memcpy(out, observed, size);
+    pthread_mutex_unlock(&control_mu);
+}
+
 CCT_EXPORT int ccltune_control_abi(void)
 {
     return CCLTUNE_CONTROL_ABI;
@@ -234,11 +245,7 @@ CCT_EXPORT int ccltune_control_chunk(uint64_t bytes)
 
 CCT_EXPORT void ccltune_control_chunk_last(ccltune_chunk_observation *out)
 {
-    if (!out)
-        return;
-    pthread_mutex_lock(&control_mu);
-    *out = last_chunk;
-    pthread_mutex_unlock(&control_mu);
+    copy_observed(out, &last_chunk, sizeof last_chunk);
 }
 
 CCT_EXPORT int ccltune_control_constants(int on)
@@ -251,11 +258,7 @@ CCT_EXPORT int ccltune_control_constants(int on)
 
 CCT_EXPORT void ccltune_control_last(ccltune_observation *out)
 {
-    if (!out)
-        return;
-    pthread_mutex_lock(&control_mu);
-    *out = last;
-    pthread_mutex_unlock(&control_mu);
+    copy_observed(out, &last, sizeof last);
 }
 
 CCT_EXPORT void ccltune_control_reset(void)

@@ -39,6 +39,19 @@ static cct_status check(const char *text, size_t len, const char *name, cct_erro
     return st;
 }
 
+/* Make text (checked: st is CCT_OK) the run's link matrix, replacing one loaded before;
+ * after a failure (st) free it instead.  Returns st. */
+static cct_status keep(cct_search_opts *o, char *text, cct_status st)
+{
+    if (st != CCT_OK) {
+        free(text);
+        return st;
+    }
+    free(o->links_json);
+    o->links_json = text;
+    return CCT_OK;
+}
+
 cct_status cct_search_links_load(cct_search_opts *o, cct_error *err)
 {
     if (!o->links_from)
@@ -48,13 +61,7 @@ cct_status cct_search_links_load(cct_search_opts *o, cct_error *err)
     cct_status st = cct_read_file(o->links_from, &data, &len, err);
     if (st == CCT_OK)
         st = check(data, len, o->links_from, err);
-    if (st != CCT_OK) {
-        free(data);
-        return st;
-    }
-    free(o->links_json);
-    o->links_json = data;
-    return CCT_OK;
+    return keep(o, data, st);
 }
 
 void cct_search_links_free(cct_search_opts *o)
@@ -168,11 +175,5 @@ cct_status cct_search_links_probe(cct_search_opts *o, const char *exe, int ranks
         else
             st = check(text, (size_t)size, "`ccltune probe --links --json`", err);
     }
-    if (st != CCT_OK) {
-        free(text);
-        return st;
-    }
-    free(o->links_json);
-    o->links_json = text;
-    return CCT_OK;
+    return keep(o, text, st);
 }

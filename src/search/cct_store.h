@@ -81,6 +81,10 @@ cct_status cct_store_begin_batch(cct_store *store, cct_error *err);
 /* commit: make the batch's writes durable (CCT_OK only if all of them are); false: undo
  * them.  CCT_EINVAL when no batch is open. */
 cct_status cct_store_end_batch(cct_store *store, bool commit, cct_error *err);
+/* End the batch by the outcome of its writes: commit when writes is CCT_OK and return the
+ * commit's status; otherwise undo them and return writes, leaving err (which holds the
+ * failed write's message) as it is. */
+cct_status cct_store_end_batch_with(cct_store *store, cct_status writes, cct_error *err);
 
 /* Register a fingerprint (deduplicated) and return its id. */
 cct_status cct_store_put_fingerprint(cct_store *store, const cct_store_fingerprint *fp, int64_t *id,

@@ -5,8 +5,9 @@
  *
  * The store is split by concern: cct_store.c (open/close), cct_store_runs.c
  * (fingerprints, runs), cct_store_schema.c (recognising, creating, migrating the file),
- * cct_store_points.c (adding and finding points), cct_store_load.c (reading them back)
- * and cct_store_sqlite.c (the plumbing below).
+ * cct_store_points.c (adding and finding points), cct_store_load.c (reading them back),
+ * cct_store_run_text.c (a text kept per run: NCCL logs, link matrices) and
+ * cct_store_sqlite.c (the plumbing below).
  * Tests include this header to reach the sqlite3 handle for fault injection
  * (PRAGMA max_page_count); production code goes through cct_store.h only.
  *
@@ -72,6 +73,17 @@ void cct_store_end_read(cct_store *s);
 int cct_store_bind_text(sqlite3_stmt *st, int idx, const char *text, size_t cap);
 /* Copy column col into dst[cap], truncated and terminated; NULL becomes "". */
 void cct_store_column_text(sqlite3_stmt *st, int col, char *dst, size_t cap);
+
+/* One text per run (cct_store_run_text.c).  Put: CCT_ENOTFOUND unless run_id is stored,
+ * then sql (an INSERT OR REPLACE) runs in a write transaction with ?1 = run_id, ?2 = the
+ * current time, ?3 = text (not copied: it must outlive the call) and ?4... = ints[0..n_ints).
+ * Get: sql selects the text with ?1 = run_id; *text is a malloc'ed copy the caller frees,
+ * or NULL when the run has no row or a NULL text. */
+cct_status cct_store_put_run_text(cct_store *s, int64_t run_id, const char *sql, const char *text,
+                                  const int *ints, size_t n_ints, const char *doing,
+                                  cct_error *err);
+cct_status cct_store_get_run_text(cct_store *s, int64_t run_id, const char *sql, char **text,
+                                  const char *doing, cct_error *err);
 
 /* Current UTC time as "2026-11-29T14:00:00Z". */
 void cct_store_now(char out[32]);

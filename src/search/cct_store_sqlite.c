@@ -188,6 +188,13 @@ cct_status cct_store_end_batch(cct_store *store, bool commit, cct_error *err)
     return cct_store_commit(store, "committing a batch of writes", err);
 }
 
+cct_status cct_store_end_batch_with(cct_store *store, cct_status writes, cct_error *err)
+{
+    cct_error undo;
+    cct_status st = cct_store_end_batch(store, writes == CCT_OK, writes == CCT_OK ? err : &undo);
+    return writes == CCT_OK ? st : writes;
+}
+
 int cct_store_bind_text(sqlite3_stmt *st, int idx, const char *text, size_t cap)
 {
     if (!text)

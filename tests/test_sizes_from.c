@@ -11,7 +11,8 @@
  * folders and several files; the space's limit on exact sizes keeps the heaviest; a
  * damaged recording is refused with its FILE:OFFSET; and the command's exit status (2)
  * for bad recordings through `search`, `tune` and `bench`, whose --sizes-from takes the
- * recorded sizes only.
+ * recorded sizes only and, replayed from a recorded store, ends with the job line `audit
+ * REC --table T --store BENCH.db` prints.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -353,6 +354,58 @@ static void test_bench_sizes(void **state)
     free(path);
 }
 
+static const rt_row bench_rows[] = {
+    {"allreduce", 65536, "ring", "ll", 4, 100, 2000000},
+    {"allreduce", 1200000, "ring", "simple", 4, 50, 9000000},
+    {"allgather", 8192, "ring", "ll", 4, 100, 1500000},
+};
+
+/* The first line of text that starts with prefix, up to its newline, into buf. */
+static bool line_of(const char *text, const char *prefix, char *buf, size_t len)
+{
+    const char *p = text ? strstr(text, prefix) : NULL;
+    if (!p)
+        return false;
+    size_t n = strcspn(p, "\n");
+    snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), p);
+    return true;
+}
+
+/* A replayed bench --sizes-from ends its summary with the job line audit gives from the
+ * bench's store. */
+static void test_bench_job_line(void **state)
+{
+    (void)state;
+    const char *src = getenv("CCT_TEST_SRCDIR");
+    assert_non_null(src);
+    char table[4400], rec[4400], store[4400], report[4400];
+    snprintf(table, sizeof table, "%s/data/h200/retune-2026-12-06/argmin-1.yaml", src);
+    snprintf(rec, sizeof rec, "%s/data/h200/retune-2026-12-06/tune-1.db.gz", src);
+    snprintf(store, sizeof store, "%s/bench.db", dir);
+    snprintf(report, sizeof report, "%s/bench.md", dir);
+    rt_comm comm = {4, 4, bench_rows, 3};
+    char *job = write_job("bench.rec", &comm, 1);
+    const char *bench[] = {"bench", table, "--replay", rec, "--sizes-from", job, "--store",
+                           store,   "-o",  report,     NULL};
+    ct_result r = ct_run(bench);
+    if (r.status != 0)
+        fail_msg("bench: exit %d: %s", r.status, r.err);
+    const char *audit[] = {"audit", job, "--table", table, "--store", store, NULL};
+    ct_result a = ct_run(audit);
+    char want[1024], got[1024];
+    if (!line_of(a.out, "for this job the table saves ", want, sizeof want))
+        fail_msg("audit: no job line: %s", a.out);
+    if (!line_of(r.err, "ccltune bench: for this job", got, sizeof got))
+        fail_msg("bench: no job line: %s", r.err);
+    assert_string_equal(got + strlen("ccltune bench: "), want);
+    /* the summary ends with it: nothing but the line after it */
+    const char *at = strstr(r.err, got) + strlen(got);
+    assert_true(at[0] == '\n' && at[1] == '\0');
+    ct_result_free(&a);
+    ct_result_free(&r);
+    free(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -363,6 +416,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_recordings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run_command, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bench_sizes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bench_job_line, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

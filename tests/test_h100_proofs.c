@@ -467,6 +467,13 @@ static void test_search_sizes_from(void **state)
             assert_true(pow2 || mid);
             assert_true(!pow2 || has(tuned, tk, v)); /* the tune measured every power of two */
             interpolated += !has(tuned, tk, v);
+            /* the grid is the tune's own: a size it lacks can only be a job's size off it */
+            bool recorded = false;
+            for (size_t j = 0; j < c.n_pairs; j++)
+                recorded = recorded || (c.pair_coll[j] == coll && c.pair_bytes[j] == v);
+            if (!has(tuned, tk, v) && !recorded)
+                fail_msg("%s: planned %" PRIu64 " B is off the tune's grid", cct_coll_name(coll),
+                         v);
         }
         for (size_t i = 0; i < c.n_pairs; i++) {
             if (c.pair_coll[i] != coll)

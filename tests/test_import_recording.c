@@ -11,7 +11,9 @@
  * are refused with recordings.  With a recorded H200 store: the production run borrows
  * the search run's machine fingerprint, `fit` leaves it out (byte-identical table, and
  * says so), `fit --include-production` uses it, and `fit --run` naming it without the flag
- * is an error; `search --replay` of the store replays only the controlled measurements.
+ * is an error; `search --replay` of the store replays only the controlled measurements, and
+ * `plot` of every run draws them only (the same files as before the import) unless
+ * --include-production.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include "cli_test_util.h"
@@ -305,6 +308,61 @@ static void test_fit_leaves_production_out(void **state)
     ct_result_free(&r);
 }
 
+/* `ccltune plot --no-gnuplot` of db into dir/NAME, with flag when not NULL. */
+static void plot(const char *name, const char *flag, char *out, size_t len)
+{
+    snprintf(out, len, "%s/%s", dir, name);
+    const char *args[] = {"plot", "--store", db, "--out", out, "--no-gnuplot", flag, NULL};
+    ct_result r = ct_run(args);
+    if (r.status != 0)
+        fail_msg("plot: exit %d: %s", r.status, r.err);
+    bool told = strstr(r.err, "1 run(s) of production observations left out") != NULL;
+    assert_true(told == (strcmp(name, "after") == 0));
+    ct_result_free(&r);
+}
+
+/* Whether folders a and b hold the same files, byte for byte. */
+static bool same_files(const char *a, const char *b)
+{
+    DIR *d = opendir(a);
+    assert_non_null(d);
+    size_t files = 0, same = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char pa[4600], pb[4600];
+        snprintf(pa, sizeof pa, "%s/%s", a, e->d_name);
+        snprintf(pb, sizeof pb, "%s/%s", b, e->d_name);
+        files++;
+        if (access(pb, R_OK) != 0)
+            continue;
+        char *x = slurp(pa), *y = slurp(pb);
+        same += strcmp(x, y) == 0;
+        free(x);
+        free(y);
+    }
+    closedir(d);
+    assert_true(files > 0);
+    return same == files;
+}
+
+static void test_plot_leaves_production_out(void **state)
+{
+    (void)state;
+    char from[4500], before[4500], after[4500], with[4500];
+    snprintf(from, sizeof from, "%s/data/h200/search-2ranks.db.gz", getenv("CCT_TEST_SRCDIR"));
+    assert_true(recorded_copy(from, db));
+    plot("before", NULL, before, sizeof before);
+    const char *imp[] = {"import", "--store", db, "--table", "none", rec0, rec1, NULL};
+    ct_result r = ct_run(imp);
+    assert_int_equal(r.status, 0);
+    ct_result_free(&r);
+    plot("after", NULL, after, sizeof after);
+    assert_true(same_files(before, after) && same_files(after, before));
+    plot("with", "--include-production", with, sizeof with);
+    assert_false(same_files(with, before) && same_files(before, with));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -312,6 +370,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_with_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run_and_bad, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fit_leaves_production_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plot_leaves_production_out, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

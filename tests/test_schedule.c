@@ -497,6 +497,71 @@ static void test_adaptive_prunes_dominated(void **state)
     free(pts);
 }
 
+/* --confirm-cycles: with the same script, where the fastest forced configuration beats NCCL's
+ * default (the script's NCCL runs Ring/LL; Simple wins from 64 KiB) by more than 3 %, it, the
+ * default and the fastest's twin at NCCL's channel count get 8 more cycles, timed together;
+ * nowhere else does any point get them. */
+static void test_adaptive_confirms_contenders(void **state)
+{
+    fixture *f = *state;
+    cct_plan_destroy(&f->plan);
+    cct_space sp;
+    cct_error err;
+    cct_space_defaults(&sp);
+    sp.ranks = 2;
+    sp.nodes = 2;
+    cct_space_parse(&sp, "--colls", "allreduce", &err);
+    cct_space_parse(&sp, "--algos", "ring", &err);
+    cct_space_parse(&sp, "--protos", "ll,simple", &err);
+    cct_space_parse(&sp, "--channels", "nccl,1", &err);
+    cct_space_parse(&sp, "--max-bytes", "1M", &err);
+    sp.off_grid = false;
+    assert_int_equal(cct_plan_build(&sp, &f->plan, &err), CCT_OK);
+    cct_schedule s;
+    memset(&s, 0, sizeof s);
+    s.plan = &f->plan;
+    s.backend = &f->backend;
+    s.store = f->store;
+    s.run_id = f->run;
+    cct_schedule_defaults(&s.opts);
+    assert_int_equal(s.opts.confirm_cycles, 0); /* off unless asked */
+    s.opts.adaptive = true;
+    s.opts.coarse_factor = 0.0;
+    s.opts.confirm_cycles = 8;
+    assert_int_equal(cct_schedule_run(&s, &err), CCT_OK);
+    cct_point *pts;
+    size_t n = load_points(f, &pts);
+    size_t confirmed_sizes = 0;
+    for (uint64_t b = 1024; b <= 1024 * 1024; b *= 2) {
+        const cct_point *d = NULL, *best = NULL;
+        size_t at12 = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (pts[i].bytes != b)
+                continue;
+            if (pts[i].cfg.algo == CCT_DEFAULT)
+                d = &pts[i];
+            else if (!best || pts[i].stats.median_us < best->stats.median_us)
+                best = &pts[i];
+            at12 += pts[i].cfg.algo >= 0 && pts[i].stats.n == 12;
+        }
+        assert_non_null(d);
+        assert_non_null(best);
+        bool beats = best->stats.median_us < 0.97 * d->stats.median_us;
+        if (d->stats.n == 12) {
+            confirmed_sizes++;
+            assert_true(beats);
+            assert_int_equal(best->stats.n, 12);
+            assert_true(at12 >= 1 && at12 <= 2); /* the fastest, and its twin if it has one */
+        } else {
+            assert_int_equal(d->stats.n, 4);
+            assert_int_equal(at12, 0);
+        }
+    }
+    assert_true(confirmed_sizes > 0);
+    assert_int_equal(s.n_confirmed, confirmed_sizes);
+    free(pts);
+}
+
 /* The stored point of (proto, channels, bytes) of a forced ring configuration, or NULL. */
 static const cct_point *find_point(const cct_point *pts, size_t n, int algo, int proto,
                                    int channels, uint64_t bytes)
@@ -651,6 +716,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hang_is_stored_and_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume_measures_nothing_twice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adaptive_prunes_dominated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_adaptive_confirms_contenders, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adaptive_coarse_then_crossovers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_adaptive_resume_prunes_alike, setup, teardown),
     };

@@ -4,13 +4,15 @@
  * become the search's space.
  *
  * Pinned down: the collectives and rank count taken from the recording; the grid from one
- * step below the smallest to one step above the largest recorded size; recorded sizes off
+ * step below the smallest to one step above the largest recorded size, on the sizes an
+ * ordinary search measures whatever that lower bound; recorded sizes off
  * the grid measured exactly, on-grid ones not duplicated; the rank-count rules (--ranks
  * picks among several, one the recordings lack is an error naming those they have);
  * folders and several files; the space's limit on exact sizes keeps the heaviest; a
  * damaged recording is refused with its FILE:OFFSET; and the command's exit status (2)
  * for bad recordings through `search`, `tune` and `bench`, whose --sizes-from takes the
- * recorded sizes only.
+ * recorded sizes only and, replayed from a recorded store, ends with the job line `audit
+ * REC --table T --store BENCH.db` prints.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -123,6 +125,59 @@ static void test_space_from_recording(void **state)
     const char *both[] = {"--sizes-from", path, "--max-bytes", "4M", NULL};
     assert_int_equal(parse(&o, &err, both), CCT_EINVAL);
     assert_non_null(strstr(err.msg, "--sizes-from"));
+    free(path);
+}
+
+static const rt_row odd_rows[] = {
+    {"allreduce", 4096, "ring", "ll", 2, 100, 2000000},
+    {"allreduce", 1200000, "tree", "simple", 4, 100, 90000000},
+    {"allgather", 20000, "ring", "ll", 2, 100, 1500000},
+};
+
+static bool plan_has(const cct_plan *p, uint64_t bytes)
+{
+    for (size_t i = 0; i < p->n_sizes; i++)
+        if (p->sizes[i] == bytes)
+            return true;
+    return false;
+}
+
+/* A recording whose grid starts at 2 KiB (an odd octave from 1 KiB): the planned sizes are
+ * the sizes an ordinary search measures (powers of two and the same 1.5x midpoints), or the
+ * recorded sizes exactly, so a tune's store replays them without interpolating. */
+static void test_grid_of_ordinary_search(void **state)
+{
+    (void)state;
+    rt_comm comm = {4, 4, odd_rows, 3};
+    char *path = write_job("odd.rec", &comm, 1);
+    cct_search_opts o;
+    cct_error err;
+    const char *args[] = {"--sizes-from", path, NULL};
+    if (parse(&o, &err, args) != CCT_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(o.space.min_bytes, 2048);
+    o.space.ranks = o.space.nodes = 4;
+    cct_plan plan, ordinary;
+    assert_int_equal(cct_plan_build(&o.space, &plan, &err), CCT_OK);
+    cct_space d;
+    cct_space_defaults(&d);
+    d.colls[0] = CCT_COLL_ALLREDUCE;
+    d.n_colls = 1;
+    d.ranks = d.nodes = 4;
+    assert_int_equal(cct_plan_build(&d, &ordinary, &err), CCT_OK);
+    for (size_t i = 0; i < plan.n_sizes; i++) {
+        uint64_t b = plan.sizes[i];
+        bool recorded = false;
+        for (size_t r = 0; r < comm.n_rows; r++)
+            recorded = recorded || odd_rows[r].bytes == b;
+        if (!plan_has(&ordinary, b) && !recorded)
+            fail_msg("planned %llu B is neither on the ordinary grid nor recorded",
+                     (unsigned long long)b);
+    }
+    /* the midpoints between the recorded sizes are there, the grid's own */
+    assert_true(plan_has(&plan, 3072) && plan_has(&plan, 12288) && plan_has(&plan, 49152));
+    cct_plan_destroy(&plan);
+    cct_plan_destroy(&ordinary);
     free(path);
 }
 
@@ -299,15 +354,69 @@ static void test_bench_sizes(void **state)
     free(path);
 }
 
+static const rt_row bench_rows[] = {
+    {"allreduce", 65536, "ring", "ll", 4, 100, 2000000},
+    {"allreduce", 1200000, "ring", "simple", 4, 50, 9000000},
+    {"allgather", 8192, "ring", "ll", 4, 100, 1500000},
+};
+
+/* The first line of text that starts with prefix, up to its newline, into buf. */
+static bool line_of(const char *text, const char *prefix, char *buf, size_t len)
+{
+    const char *p = text ? strstr(text, prefix) : NULL;
+    if (!p)
+        return false;
+    size_t n = strcspn(p, "\n");
+    snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), p);
+    return true;
+}
+
+/* A replayed bench --sizes-from ends its summary with the job line audit gives from the
+ * bench's store. */
+static void test_bench_job_line(void **state)
+{
+    (void)state;
+    const char *src = getenv("CCT_TEST_SRCDIR");
+    assert_non_null(src);
+    char table[4400], rec[4400], store[4400], report[4400];
+    snprintf(table, sizeof table, "%s/data/h200/retune-2026-12-06/argmin-1.yaml", src);
+    snprintf(rec, sizeof rec, "%s/data/h200/retune-2026-12-06/tune-1.db.gz", src);
+    snprintf(store, sizeof store, "%s/bench.db", dir);
+    snprintf(report, sizeof report, "%s/bench.md", dir);
+    rt_comm comm = {4, 4, bench_rows, 3};
+    char *job = write_job("bench.rec", &comm, 1);
+    const char *bench[] = {"bench", table, "--replay", rec, "--sizes-from", job, "--store",
+                           store,   "-o",  report,     NULL};
+    ct_result r = ct_run(bench);
+    if (r.status != 0)
+        fail_msg("bench: exit %d: %s", r.status, r.err);
+    const char *audit[] = {"audit", job, "--table", table, "--store", store, NULL};
+    ct_result a = ct_run(audit);
+    char want[1024], got[1024];
+    if (!line_of(a.out, "for this job the table saves ", want, sizeof want))
+        fail_msg("audit: no job line: %s", a.out);
+    if (!line_of(r.err, "ccltune bench: for this job", got, sizeof got))
+        fail_msg("bench: no job line: %s", r.err);
+    assert_string_equal(got + strlen("ccltune bench: "), want);
+    /* the summary ends with it: nothing but the line after it */
+    const char *at = strstr(r.err, got) + strlen(got);
+    assert_true(at[0] == '\n' && at[1] == '\0');
+    ct_result_free(&a);
+    ct_result_free(&r);
+    free(job);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_space_from_recording, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_grid_of_ordinary_search, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rank_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_folder_and_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_recordings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run_command, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bench_sizes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bench_job_line, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

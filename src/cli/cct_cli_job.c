@@ -2,6 +2,7 @@
  * cct_cli_job.c - the job weighting lines `audit` and `explain --weights-from` print, and the
  * audit run behind them with gains from a store (cct_cli_job.h).
  */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "cct_cli_job.h"
@@ -15,27 +16,34 @@ static double per_unit(const cct_audit *a, const cct_job_weighting *w, double ns
     return ns / n / (w->steps > 0 ? (double)w->steps : 1.0);
 }
 
-void cct_cli_print_job(const cct_audit *a, const cct_job_weighting *w)
+void cct_cli_fprint_job(FILE *out, const cct_audit *a, const cct_job_weighting *w, bool steps_hint)
 {
     double nccl_ns = (double)a->total_ns + a->saved_ns;
     double pct = nccl_ns > 0 ? 100.0 * a->saved_ns / nccl_ns : 0.0;
-    printf("for this job the table saves %.3f ms GPU %s per rank process (%.3f..%.3f), %.1f %% "
-           "of its collective time (%.3f ms %s with NCCL's own choices; %zu rank process%s "
-           "recorded",
-           per_unit(a, w, a->saved_ns) / 1e6, w->steps ? "per step" : "over the recorded job",
-           per_unit(a, w, a->saved_lo_ns) / 1e6, per_unit(a, w, a->saved_hi_ns) / 1e6, pct,
-           per_unit(a, w, nccl_ns) / 1e6, w->steps ? "per step" : "in all", a->n_recordings,
-           a->n_recordings == 1 ? "" : "es");
+    fprintf(out,
+            "for this job the table saves %.3f ms GPU %s per rank process (%.3f..%.3f), %.1f %% "
+            "of its collective time (%.3f ms %s with NCCL's own choices; %zu rank process%s "
+            "recorded",
+            per_unit(a, w, a->saved_ns) / 1e6, w->steps ? "per step" : "over the recorded job",
+            per_unit(a, w, a->saved_lo_ns) / 1e6, per_unit(a, w, a->saved_hi_ns) / 1e6, pct,
+            per_unit(a, w, nccl_ns) / 1e6, w->steps ? "per step" : "in all", a->n_recordings,
+            a->n_recordings == 1 ? "" : "es");
     if (w->steps)
-        printf(", %ld steps", w->steps);
+        fprintf(out, ", %ld steps", w->steps);
     if (w->store)
-        printf("); gains from the measurements in %s at each recorded size (medians, no "
-               "interval)\n",
-               w->store);
+        fprintf(out,
+                "); gains from the measurements in %s at each recorded size (medians, no "
+                "interval)\n",
+                w->store);
     else
-        printf("); gains from the rules' measured evidence, each at its reference size\n");
-    if (!w->steps)
-        printf("pass --steps N (the steps the recorded job ran) for the saving per step\n");
+        fprintf(out, "); gains from the rules' measured evidence, each at its reference size\n");
+    if (!w->steps && steps_hint)
+        fprintf(out, "pass --steps N (the steps the recorded job ran) for the saving per step\n");
+}
+
+void cct_cli_print_job(const cct_audit *a, const cct_job_weighting *w)
+{
+    cct_cli_fprint_job(stdout, a, w, true);
 }
 
 void cct_cli_print_json_job(const cct_audit *a, const cct_job_weighting *w)

@@ -10,7 +10,9 @@
 #ifndef CCT_CLI_JOB_H
 #define CCT_CLI_JOB_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "cct_recording_audit.h"
 
@@ -24,6 +26,8 @@ cct_status cct_cli_job_audit(const cct_recording *recs, size_t n, const cct_tabl
                              const cct_job_weighting *w, cct_audit *a, cct_error *err);
 /* "for this job the table saves ..." (and the --steps hint), on stdout. */
 void cct_cli_print_job(const cct_audit *a, const cct_job_weighting *w);
+/* The same line on out, the --steps hint only with steps_hint (`bench` has no --steps). */
+void cct_cli_fprint_job(FILE *out, const cct_audit *a, const cct_job_weighting *w, bool steps_hint);
 /* ,"job":{...} for a JSON object being written on stdout. */
 void cct_cli_print_json_job(const cct_audit *a, const cct_job_weighting *w);
 

@@ -5,7 +5,9 @@
  * The bench reuses the search engine: one session whose configurations are "NCCL's
  * default", "the table" and every configuration the table has a model for, timed in
  * mirrored cycles at sizes on and off the search grid (src/search/cct_bench.c).  This file
- * parses flags, checks the table, and hands over to the launcher (or worker / MPI role).
+ * parses flags, checks the table, and hands over to the launcher (or worker / MPI role, or
+ * the replay backend with --replay).  With --sizes-from, a launched or replayed bench ends
+ * with the job line `audit` prints (cct_cli_job.c) from the bench's store.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -15,8 +17,10 @@
 
 #include "cct_bench.h"
 #include "cct_cli.h"
+#include "cct_cli_job.h"
 #include "cct_config.h"
 #include "cct_parse.h"
+#include "cct_recording_set.h"
 #include "cct_search.h"
 
 static void help(FILE *out)
@@ -52,8 +56,8 @@ static void help(FILE *out)
         "  --sizes-from REC     a recorded job (CCLTUNE_RECORD file or folder; repeatable):\n"
         "                       its collectives, rank count and sizes exactly (the 64 with\n"
         "                       the most GPU time), instead of --colls and --sizes; then\n"
-        "                       ccltune audit REC --table TABLE --store BENCH.db weighs the\n"
-        "                       job by these timings\n"
+        "                       the summary ends with what ccltune audit REC --table TABLE\n"
+        "                       --store BENCH.db says the table saves for the job\n"
         "  --cycles N           timed cycles per point [6]\n"
         "  --cycle-us US        target length of a cycle [2000]\n"
         "  --pipe-ops K         time groups of K collectives per ncclGroupStart/End (each on\n"
@@ -64,6 +68,7 @@ static void help(FILE *out)
         "  --csv FILE           the same as CSV\n"
         "  --plugin PATH        libnccl-tuner-ccltune.so [beside ccltune]\n"
         "  --timeout S          watchdog per call [60]\n"
+        "  --replay DB          answer from a recorded store instead of a GPU (testing)\n"
         "  --no-mps-check       do not insist on a running MPS daemon\n\n"
         "Ranks, collectives, cycles, timeout and the other flags the search also has follow\n"
         "the search's rules (ccltune search --help).\n\n"
@@ -126,6 +131,41 @@ static int resolve_compared(cct_search_opts *o)
     return CCT_EXIT_OK;
 }
 
+/* After a bench --sizes-from: the job line `ccltune audit REC --table TABLE --store BENCH.db`
+ * prints, from the bench's store, on stderr after the bench's summary. */
+static void print_job(const cct_search_opts *o)
+{
+    cct_recording_set set;
+    cct_table table;
+    cct_audit a;
+    cct_error err;
+    cct_job_weighting w = {0, o->store_path};
+    cct_status st = cct_recording_set_load(o->sizes_from, o->n_sizes_from, &set, &err);
+    if (st == CCT_OK) {
+        st = cct_table_load_file(o->bench_table, &table, &err);
+        if (st == CCT_OK) {
+            st = cct_cli_job_audit(set.recs, set.n, &table, &w, &a, &err);
+            cct_table_destroy(&table);
+        }
+        cct_recording_set_destroy(&set);
+    }
+    if (st != CCT_OK) {
+        fprintf(stderr, "ccltune bench: the job's saving: %s\n", err.msg);
+        return;
+    }
+    fprintf(stderr, "ccltune bench: ");
+    cct_cli_fprint_job(stderr, &a, &w, false);
+    cct_audit_destroy(&a);
+}
+
+/* A launched or replayed bench's exit; the job line when the sizes came from recordings. */
+static int bench_result(const cct_search_opts *o, int code, cct_error *err)
+{
+    if (code == CCT_EXIT_OK && o->n_sizes_from)
+        print_job(o);
+    return cct_cli_role_result("bench", code, err);
+}
+
 /* The bench's options: the search's defaults, then the bench's own. */
 static void bench_opts_init(cct_search_opts *o, int argc, char **argv)
 {
@@ -156,6 +196,7 @@ int cct_cmd_bench(int argc, char **argv)
                                           {"plugin", required_argument, NULL, OPT_SHARED},
                                           {"timeout", required_argument, NULL, OPT_SHARED},
                                           {"no-mps-check", no_argument, NULL, OPT_SHARED},
+                                          {"replay", required_argument, NULL, OPT_SHARED},
                                           {"rules", required_argument, NULL, OPT_RULES},
                                           {"compare", required_argument, NULL, OPT_COMPARE},
                                           {"help", no_argument, NULL, 'h'},
@@ -239,12 +280,14 @@ int cct_cmd_bench(int argc, char **argv)
     int rc = resolve_compared(&o);
     if (rc != CCT_EXIT_OK)
         return rc;
+    if (o.replay_path)
+        return bench_result(&o, cct_search_replay(&o, &err), &err);
 #if CCT_HAVE_CUDA
     if (getenv("CCLTUNE_WORKER_RANK"))
         return cct_cli_role_result("bench", cct_search_worker(&o, &err), &err);
     if (cct_search_under_mpi())
         return cct_cli_role_result("bench", cct_search_mpi(&o, &err), &err);
-    return cct_cli_role_result("bench", cct_search_launch(&o, &err), &err);
+    return bench_result(&o, cct_search_launch(&o, &err), &err);
 #else
     return cct_cli_fail("bench", "this ccltune was built without CUDA and NCCL, so it cannot "
                                  "measure");

@@ -4,9 +4,11 @@
  *
  * The work is cct_plot_store() (cct_plot.h); this file parses flags, loads the table with
  * the loader the plugin uses (errors FILE:LINE:COLUMN, as `ccltune validate` prints them)
- * and prints one summary line.  --no-gnuplot writes the data files and scripts only, for a
- * machine without gnuplot.  Exit status: 0 plotted, 1 failure (a store or table that does
- * not load, gnuplot missing or failing), 2 usage error.
+ * and prints one summary line (and, on stderr, how many runs of production observations
+ * it left out: every run means the measured ones, as for fit).  --no-gnuplot writes the
+ * data files and scripts only, for a machine without gnuplot.  Exit status: 0 plotted,
+ * 1 failure (a store or table that does not load, gnuplot missing or failing), 2 usage
+ * error.
  */
 #include <getopt.h>
 #include <stdbool.h>
@@ -25,7 +27,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: ccltune plot --store DB [--run N]... [--table T.yaml] [--out DIR]\n"
-            "                    [--no-gnuplot]\n\n"
+            "                    [--include-production] [--no-gnuplot]\n\n"
             "Draw time and bus bandwidth against message size, one figure per collective\n"
             "and topology (COLL-<R>r<N>n-time.png/.svg, COLL-<R>r<N>n-busbw.png/.svg): the\n"
             "measured medians with min-max error bars per configuration, NCCL's default in\n"
@@ -33,7 +35,11 @@ static void usage(FILE *out)
             "models and the table's choice per band.  Data files and gnuplot scripts are\n"
             "kept next to the images (`gnuplot COLL-<R>r<N>n.gp` redraws them).\n\n"
             "  --store DB     measurement store to read\n"
-            "  --run N        only this run (repeatable; default: every run)\n"
+            "  --run N        only this run (repeatable; default: every run but those of\n"
+            "                 production observations)\n"
+            "  --include-production\n"
+            "                 with every run, also draw production observations (runs of\n"
+            "                 source production: ccltune import of job recordings)\n"
             "  --table T      a tuning table whose models and choices to draw\n"
             "  --out DIR      output folder (default plots/), created when missing\n"
             "  --no-gnuplot   write the data files and scripts only\n"
@@ -45,13 +51,14 @@ static void usage(FILE *out)
 
 int cct_cmd_plot(int argc, char **argv)
 {
-    enum { OPT_STORE = 256, OPT_RUN, OPT_TABLE, OPT_OUT, OPT_NO_GNUPLOT };
+    enum { OPT_STORE = 256, OPT_RUN, OPT_TABLE, OPT_OUT, OPT_NO_GNUPLOT, OPT_PRODUCTION };
     static const struct option options[] = {
         {"store", required_argument, NULL, OPT_STORE},
         {"run", required_argument, NULL, OPT_RUN},
         {"table", required_argument, NULL, OPT_TABLE},
         {"out", required_argument, NULL, OPT_OUT},
         {"no-gnuplot", no_argument, NULL, OPT_NO_GNUPLOT},
+        {"include-production", no_argument, NULL, OPT_PRODUCTION},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -89,6 +96,9 @@ int cct_cmd_plot(int argc, char **argv)
         case OPT_NO_GNUPLOT:
             opt.run_gnuplot = false;
             break;
+        case OPT_PRODUCTION:
+            opt.include_production = true;
+            break;
         default:
             return cct_cli_flag_error(NAME, c, argv);
         }
@@ -111,6 +121,11 @@ int cct_cmd_plot(int argc, char **argv)
         cct_table_destroy(&table);
     if (st != CCT_OK)
         return cct_cli_fail(NAME, "%s", err.msg);
+    if (sum.production_runs_left_out)
+        fprintf(stderr,
+                "ccltune plot: %zu run(s) of production observations left out "
+                "(--include-production draws them)\n",
+                sum.production_runs_left_out);
     if (opt.run_gnuplot)
         printf("%s: %zu images of %zu figures (%zu configurations, %zu marked corrupt)\n", out,
                sum.n_images, sum.n_figures, sum.n_series, sum.n_corrupt);

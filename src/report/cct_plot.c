@@ -30,6 +30,7 @@ void cct_plot_options_default(cct_plot_options *opt)
     opt->gnuplot = "gnuplot";
     opt->run_gnuplot = true;
     opt->subtitle = NULL;
+    opt->include_production = false;
 }
 
 void cct_plot_figure_free(cct_plot_figure *fig)
@@ -376,6 +377,38 @@ static void describe_runs(cct_store *store, const int64_t *run_ids, size_t n_run
     free(runs);
 }
 
+/* With every run asked for and no include_production: the runs that are not production
+ * observations in *sel (malloc'ed; NULL when there is none to leave out, so every run),
+ * *left_out those left out. */
+static cct_status pick_runs(cct_store *store, bool include_production, int64_t **sel, size_t *n_sel,
+                            size_t *left_out, cct_error *err)
+{
+    *sel = NULL;
+    *n_sel = *left_out = 0;
+    cct_store_run *runs = NULL;
+    size_t n = 0;
+    cct_status st = include_production ? CCT_OK : cct_store_list_runs(store, &runs, &n, err);
+    int64_t *ids = st == CCT_OK && n ? malloc(n * sizeof *ids) : NULL;
+    if (n && !ids && st == CCT_OK)
+        st = cct_error_set(err, CCT_ENOMEM, "plot: out of memory");
+    for (size_t i = 0; st == CCT_OK && i < n; i++) {
+        if (strcmp(runs[i].source, "production") == 0)
+            (*left_out)++;
+        else
+            ids[(*n_sel)++] = runs[i].id;
+    }
+    free(runs);
+    if (st == CCT_OK && *left_out && !*n_sel)
+        st = cct_error_set(err, CCT_EINVAL,
+                           "the store holds production observations only (ccltune import of "
+                           "job recordings): pass --include-production to plot them");
+    if (st == CCT_OK && *left_out)
+        *sel = ids;
+    else
+        free(ids);
+    return st;
+}
+
 cct_status cct_plot_store(const char *store_path, const int64_t *run_ids, size_t n_runs,
                           const cct_table *table, const char *out_dir, const cct_plot_options *opt,
                           cct_plot_summary *summary, cct_error *err)
@@ -389,9 +422,18 @@ cct_status cct_plot_store(const char *store_path, const int64_t *run_ids, size_t
     cct_status st = cct_store_open(store_path, true, &store, err);
     if (st != CCT_OK)
         return st;
+    int64_t *sel = NULL;
+    size_t n_sel = 0, left_out = 0;
+    if (n_runs == 0)
+        st = pick_runs(store, o.include_production, &sel, &n_sel, &left_out, err);
+    if (sel) {
+        run_ids = sel;
+        n_runs = n_sel;
+    }
     cct_point *points = NULL;
     size_t n = 0;
-    st = cct_store_load_points(store, run_ids, n_runs, &points, &n, err);
+    if (st == CCT_OK)
+        st = cct_store_load_points(store, run_ids, n_runs, &points, &n, err);
     char subtitle[512];
     if (st == CCT_OK && !o.subtitle) {
         describe_runs(store, run_ids, n_runs, subtitle, sizeof subtitle);
@@ -404,7 +446,10 @@ cct_status cct_plot_store(const char *store_path, const int64_t *run_ids, size_t
             points[n_plain++] = points[i];
     if (st == CCT_OK)
         st = cct_plot_points(points, n_plain, table, out_dir, &o, summary, err);
+    if (st == CCT_OK && summary)
+        summary->production_runs_left_out = left_out;
     free(points);
+    free(sel);
     return st;
 }
 

@@ -30,13 +30,17 @@ typedef struct cct_plot_options {
     const char *gnuplot;  /* program: a path, or a name searched on PATH (default "gnuplot") */
     bool run_gnuplot;     /* false: write the data files and scripts only (default true) */
     const char *subtitle; /* second title line ("NVIDIA H200, NCCL 2.28.9"); NULL: none */
+    /* with every run: draw runs of production observations (ccltune import of job
+     * recordings) too; false (the default) leaves them out, as fit does */
+    bool include_production;
 } cct_plot_options;
 
 typedef struct cct_plot_summary {
-    size_t n_figures; /* (collective, ranks, nodes) plotted */
-    size_t n_images;  /* PNG and SVG files gnuplot wrote (4 per figure) */
-    size_t n_series;  /* configurations drawn, over all figures */
-    size_t n_corrupt; /* of those, marked corrupt */
+    size_t n_figures;                /* (collective, ranks, nodes) plotted */
+    size_t n_images;                 /* PNG and SVG files gnuplot wrote (4 per figure) */
+    size_t n_series;                 /* configurations drawn, over all figures */
+    size_t n_corrupt;                /* of those, marked corrupt */
+    size_t production_runs_left_out; /* cct_plot_store with every run, not include_production */
 } cct_plot_summary;
 
 void cct_plot_options_default(cct_plot_options *opt);
@@ -49,7 +53,9 @@ cct_status cct_plot_all(const char *store_path, const int64_t *run_ids, size_t n
                         const cct_table *table, const char *out_dir, cct_error *err);
 
 /* cct_plot_all() with options (NULL: defaults; a NULL subtitle is filled from the runs'
- * fingerprint) and a summary (may be NULL). */
+ * fingerprint) and a summary (may be NULL).  Every run (n_runs == 0) means every run but
+ * those of production observations unless opt->include_production; CCT_EINVAL when those
+ * are all the store has. */
 cct_status cct_plot_store(const char *store_path, const int64_t *run_ids, size_t n_runs,
                           const cct_table *table, const char *out_dir, const cct_plot_options *opt,
                           cct_plot_summary *summary, cct_error *err);

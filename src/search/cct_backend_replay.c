@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cct_bench.h"
 #include "cct_chunk.h"
 #include "cct_exit.h"
 #include "cct_search.h"
@@ -535,6 +536,8 @@ int cct_search_replay(cct_search_opts *o, cct_error *out)
     int64_t id = run.run_id;
     cct_search_end(&run, code == CCT_EXIT_OK ? CCT_RUN_DONE : CCT_RUN_FAILED, &err);
     free(points);
+    if (code == CCT_EXIT_OK && o->bench_table) /* a bench ends with its report, as launched */
+        return cct_bench_finish(o, id);
     if (code == CCT_EXIT_OK)
         cct_say(CCT_SAY_OUT, "%lld\n", (long long)id);
     return code;

@@ -88,8 +88,9 @@ void cct_progress_finish(cct_progress *p, const cct_schedule *s)
         cct_say(CCT_SAY_ERR, "\n");
     cct_say(CCT_SAY_ERR,
             "session %d/%d: %zu points measured, %zu already stored, %zu pruned, %zu corrupt, "
-            "%zu unsupported, %zu noisy (%zu re-measured), %zu cycles saved in %s\n",
+            "%zu unsupported, %zu noisy (%zu re-measured), %zu cycles saved, %zu sizes confirmed "
+            "in %s\n",
             p->session + 1, p->n_sessions, s->points_done, s->points_skipped, s->points_pruned,
             s->n_corrupt, s->n_unsupported, s->n_noisy, s->n_remeasured, s->cycles_saved,
-            cct_format_duration(now_s() - p->start_s, dur, sizeof dur));
+            s->n_confirmed, cct_format_duration(now_s() - p->start_s, dur, sizeof dur));
 }

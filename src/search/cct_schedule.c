@@ -36,6 +36,8 @@ void cct_schedule_defaults(cct_schedule_opts *o)
     o->fine_margin = 0.10;
     o->rest_margin = 0.5;
     o->noisy_fine_margin = 0.3;
+    o->confirm_cycles = 0;
+    o->confirm_margin = 0.03;
 }
 
 size_t cct_schedule_count_points(const cct_plan *plan, size_t session, bool time_in_place)
@@ -233,6 +235,50 @@ static cct_status cycle_round(cct_schedule *s, cct_sched_group *g, const bool *w
     return CCT_OK;
 }
 
+/* Adaptive: the slot of g that is NCCL's default, the fastest forced one, and the forced one
+ * with the fastest's algorithm and protocol at NCCL's channel count (NULL where none). */
+static void contenders(const cct_sched_group *g, const cct_sched_slot **dflt,
+                       const cct_sched_slot **best, const cct_sched_slot **twin)
+{
+    *dflt = *best = *twin = NULL;
+    for (size_t k = 0; k < g->n; k++) {
+        const cct_sched_slot *sl = &g->slots[k];
+        if (!sl->timed || sl->status != CCT_POINT_OK || !sl->n_samples)
+            continue;
+        if (sl->cfg->algo == CCT_DEFAULT)
+            *dflt = sl;
+        else if (sl->cfg->algo >= 0 && (!*best || sl->stats.median_us < (*best)->stats.median_us))
+            *best = sl;
+    }
+    for (size_t k = 0; *best && (*best)->cfg->channels != 0 && k < g->n; k++) {
+        const cct_sched_slot *sl = &g->slots[k];
+        if (sl->timed && sl->status == CCT_POINT_OK && sl->n_samples &&
+            sl->cfg->algo == (*best)->cfg->algo && sl->cfg->proto == (*best)->cfg->proto &&
+            sl->cfg->channels == 0)
+            *twin = sl;
+    }
+}
+
+/* Adaptive: confirmation cycles where the fastest forced configuration would leave NCCL's
+ * choice (cct_schedule_opts.confirm_cycles). */
+static cct_status confirm_group(cct_schedule *s, cct_sched_group *g, cct_error *err)
+{
+    const cct_sched_slot *dflt, *best, *twin;
+    contenders(g, &dflt, &best, &twin);
+    if (!dflt || !best ||
+        !(best->stats.median_us < dflt->stats.median_us * (1.0 - s->opts.confirm_margin)))
+        return CCT_OK;
+    bool want[4096] = {false};
+    for (size_t k = 0; k < g->n && k < 4096; k++)
+        want[k] = &g->slots[k] == dflt || &g->slots[k] == best || &g->slots[k] == twin;
+    cct_status st = cycle_round(s, g, want, s->opts.confirm_cycles, err);
+    for (size_t k = 0; st == CCT_OK && k < g->n && k < 4096; k++)
+        if (want[k])
+            cct_stats_compute(g->slots[k].samples, g->slots[k].n_samples, &g->slots[k].stats);
+    s->n_confirmed++;
+    return st;
+}
+
 /* Time every timed slot; re-measure the noisy ones.  A point is noisy when the samples of
  * its latest round have a CV above the threshold: a transient disturbance in one round is
  * cured by a quiet re-measurement.  Statistics are computed over all samples, so the
@@ -312,6 +358,8 @@ static cct_status time_group(cct_schedule *s, cct_sched_group *g, cct_error *err
             break;
         st = cycle_round(s, g, want, full, err);
     }
+    if (st == CCT_OK && s->opts.adaptive && s->opts.confirm_cycles > 0)
+        st = confirm_group(s, g, err);
     return st;
 }
 
@@ -497,7 +545,8 @@ static cct_status run_state_init(run_state *r, cct_schedule *s, size_t max_group
     memset(r, 0, sizeof *r);
     r->variants = s->opts.time_in_place ? 2 : 1;
     cct_sched_group *g = &r->g;
-    g->per_slot_cap = (size_t)s->opts.cycles * (size_t)(s->opts.max_remeasure + 1);
+    g->per_slot_cap = (size_t)s->opts.cycles * (size_t)(s->opts.max_remeasure + 1) +
+                      (size_t)(s->opts.confirm_cycles > 0 ? s->opts.confirm_cycles : 0);
     g->slots = calloc(max_group, sizeof *g->slots);
     g->sample_pool = calloc(max_group * g->per_slot_cap, sizeof *g->sample_pool);
     size_t scratch_n = max_group * g->per_slot_cap + 8 * max_group;

@@ -54,6 +54,12 @@ typedef struct cct_schedule_opts {
     double rest_margin;       /* quiet links: a forced configuration slower than the fastest by more
                                * than this at two coarse sizes, and by the slopes still at the next
                                * one or two, skips those (then measured again); <= 0: never */
+    /* Adaptive: where the fastest forced configuration beats NCCL's default by more than
+     * confirm_margin at a size, it, NCCL's default and its twin at NCCL's channel count get
+     * confirm_cycles more cycles, timed together: the paired cycles the fit's significance
+     * test needs before it leaves NCCL's choice (0: off). */
+    int confirm_cycles;
+    double confirm_margin;
 } cct_schedule_opts;
 
 void cct_schedule_defaults(cct_schedule_opts *opts);
@@ -71,7 +77,7 @@ typedef struct cct_schedule {
     void *progress_arg;
     /* results, identical on every rank */
     size_t points_total, points_done, points_skipped;
-    size_t n_corrupt, n_unsupported, n_noisy, n_remeasured;
+    size_t n_corrupt, n_unsupported, n_noisy, n_remeasured, n_confirmed;
     size_t points_pruned; /* adaptive: planned points not measured (dominated) */
     size_t cycles_saved;  /* adaptive: cycles not run because the winner was clear */
     uint64_t rounds;      /* cycle rounds run: seeds each round's configuration order */

@@ -77,6 +77,10 @@ void cct_search_print_help(FILE *out)
         "  --cv X                re-measure points with a coefficient of variation above X\n"
         "                        [0.05]\n"
         "  --remeasure N         extra rounds for noisy points [2]\n"
+        "  --confirm-cycles N    adaptive: where the fastest configuration beats NCCL's\n"
+        "                        default by more than 3 %%, N more cycles for it, the\n"
+        "                        default and its twin at NCCL's channel count, so the fit\n"
+        "                        can tell a real gain from noise; 0: off [0]\n"
         "  --time-in-place       also time in-place calls (always verified) [off]\n"
         "  --timeout S           watchdog: a call that takes longer is a hang [60]\n"
         "  --seed N              verification pattern seed [1]\n"
@@ -133,6 +137,7 @@ enum {
     OPT_MAX_ITERS,
     OPT_CV,
     OPT_REMEASURE,
+    OPT_CONFIRM,
     OPT_TIME_IN_PLACE,
     OPT_TIMEOUT,
     OPT_EXHAUSTIVE,
@@ -179,6 +184,7 @@ static const struct option long_opts[] = {
     {"max-iters", required_argument, NULL, OPT_MAX_ITERS},
     {"cv", required_argument, NULL, OPT_CV},
     {"remeasure", required_argument, NULL, OPT_REMEASURE},
+    {"confirm-cycles", required_argument, NULL, OPT_CONFIRM},
     {"time-in-place", no_argument, NULL, OPT_TIME_IN_PLACE},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"exhaustive", no_argument, NULL, OPT_EXHAUSTIVE},
@@ -278,6 +284,8 @@ static cct_status apply(cct_search_opts *o, int c, const char *flag, const char 
         return cct_parse_flag_double(flag, arg, 0.0, 10.0, &o->sched.cv_threshold, err);
     case OPT_REMEASURE:
         return set_int(flag, arg, 0, 20, &o->sched.max_remeasure, err);
+    case OPT_CONFIRM:
+        return set_int(flag, arg, 0, 100, &o->sched.confirm_cycles, err);
     case OPT_TIME_IN_PLACE:
         o->sched.time_in_place = true;
         return CCT_OK;

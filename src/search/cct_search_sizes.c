@@ -6,8 +6,9 @@
  * naming the counts recorded); without, the one count the recordings have (several is an
  * error: one search per rank count).  Communicators of one rank are ignored.  The
  * collectives: those recorded at that count.  The sizes: the search's own grid (--factor
- * steps, the 1.5x midpoints) from one grid step below the smallest recorded size to one
- * step above the largest, so every recorded size has measured neighbours on both sides
+ * steps from 1 KiB, the 1.5x midpoints, the same absolute sizes an ordinary search measures)
+ * from one grid step below the smallest recorded size to one step above the largest, so
+ * every recorded size has measured neighbours on both sides
  * for the models and the decision bands, plus every recorded size off that grid exactly.
  * The space holds CCT_SPACE_MAX_VALUES exact sizes; beyond that the sizes with the most
  * GPU time (then calls) are kept and the rest counted in sizes_dropped (their grid
@@ -83,24 +84,32 @@ static int pick_ranks(const cct_rec_size *v, size_t n, int asked, cct_error *err
 static bool on_grid(const cct_space *s, uint64_t bytes)
 {
     double v = (double)s->min_bytes;
-    for (int octave = 0; v <= (double)s->max_bytes * (1.0 + 1e-9); octave++, v *= s->factor) {
+    for (int octave = s->grid_octave; v <= (double)s->max_bytes * (1.0 + 1e-9);
+         octave++, v *= s->factor) {
         double mid = v * 1.5;
         if ((uint64_t)llround(v) == bytes ||
-            (s->off_grid && octave % 2 == 1 && s->factor >= 1.99 && mid < (double)s->max_bytes &&
+            (s->off_grid && (octave & 1) && s->factor >= 1.99 && mid < (double)s->max_bytes &&
              (uint64_t)llround(mid) == bytes))
             return true;
     }
     return false;
 }
 
-/* One grid step below the smallest size and one above the largest. */
+/* From one step below the smallest size to one above the largest, on the points (and so
+ * the midpoints) of an ordinary search's default grid, whatever the lower bound. */
 static void set_range(cct_space *s, uint64_t lo, uint64_t hi)
 {
-    uint64_t p = UINT64_C(1) << (63 - __builtin_clzll(lo));
-    double min = (double)p;
-    if (p == lo)
-        min = floor(min / s->factor);
-    s->min_bytes = min < 1.0 ? 1 : (uint64_t)min;
+    cct_space d;
+    cct_space_defaults(&d);
+    lo = lo ? lo : 1;
+    double anchor = (double)d.min_bytes;
+    int k = (int)floor(log((double)lo / anchor) / log(s->factor) + 1e-9);
+    if ((uint64_t)llround(anchor * pow(s->factor, k)) >= lo)
+        k--;
+    while (anchor * pow(s->factor, k) < 1.0 - 1e-9)
+        k++;
+    s->min_bytes = (uint64_t)llround(anchor * pow(s->factor, k));
+    s->grid_octave = k;
     double v = (double)s->min_bytes;
     while (v <= (double)hi * (1.0 + 1e-9))
         v *= s->factor;

@@ -454,7 +454,7 @@ static cct_status build_sizes(const cct_space *s, cct_plan *plan)
     if (!sizes)
         return CCT_ENOMEM;
     double v = (double)s->min_bytes;
-    int octave = 0;
+    int octave = s->grid_octave;
     while (v <= (double)s->max_bytes * (1.0 + 1e-9)) {
         if (n + 2 >= cap) {
             cap *= 2;
@@ -467,7 +467,7 @@ static cct_status build_sizes(const cct_space *s, cct_plan *plan)
         }
         sizes[n++] = (uint64_t)llround(v);
         double mid = v * 1.5;
-        if (s->off_grid && (octave % 2) == 1 && s->factor >= 1.99 && mid < (double)s->max_bytes)
+        if (s->off_grid && (octave & 1) && s->factor >= 1.99 && mid < (double)s->max_bytes)
             sizes[n++] = (uint64_t)llround(mid);
         v *= s->factor;
         octave++;

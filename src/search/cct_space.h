@@ -79,6 +79,9 @@ typedef struct cct_space {
     uint64_t min_bytes, max_bytes;
     double factor; /* grid step */
     bool off_grid; /* add 1.5x midpoints of every other octave */
+    /* the octave of min_bytes on the default grid (1 KiB x factor^octave): the midpoints go
+     * to the odd octaves counted from there; 0 (the default) counts from min_bytes itself */
+    int grid_octave;
     uint64_t extra_sizes[CCT_SPACE_MAX_VALUES];
     size_t n_extra_sizes;
     cct_cross cross;

@@ -40,7 +40,8 @@ struct cct_pctx {
     const cct_band_index *cands;    /* this shape's sections in the state's index; NULL: none */
     uint32_t grp[CCT_NUM_COLLS][5]; /* per collective, its sections of score 3, 2, 1, 0:
                                      * cands[grp[c][g] .. grp[c][g + 1]) */
-    const cct_band_index *chunk_ix[CCT_NUM_COLLS];  /* what v6 getChunkSize consults */
+    const cct_band_index *chunk_ix[CCT_NUM_COLLS];  /* what v6 getChunkSize consults; NULL
+                                                     * where the section has no chunk rule */
     bool ll128_ok[CCT_NUM_COLLS][CCT_NUM_ALGOS];    /* runtime rule and table verdict */
     bool ll128_force[CCT_NUM_COLLS][CCT_NUM_ALGOS]; /* what measurement mode may force */
     const cct_env_mask *env;                        /* v1/v2 on NCCL < 2.22 only */
@@ -116,6 +117,16 @@ __attribute__((destructor)) static void ctx_free_quarantine(void)
 
 /* The most specific section for (pipe_ops, reg_buff): score groups in order, each sorted
  * by (pipe_ops, reg_buff), searched for the exact key the group's sections carry. */
+/* ix when its section has a chunk rule, else NULL: getChunkSize then has nothing to look up,
+ * and getCollInfo need not note its bytes. */
+static const cct_band_index *has_chunk_rule(const cct_band_index *ix)
+{
+    for (size_t r = 0; ix && ix->sec && r < ix->sec->n_rules; r++)
+        if (ix->sec->rules[r].chunk_bytes)
+            return ix;
+    return NULL;
+}
+
 static inline const cct_band_index *pick(const cct_pctx *ctx, int coll, int pipe_ops, int reg_buff)
 {
     const uint32_t *g = ctx->grp[coll];
@@ -243,7 +254,7 @@ static void trace_decision(const cct_pctx *ctx, int coll, size_t bytes, int pipe
 cct_outcome cct_ctx_coll_costs(cct_pctx *ctx, int coll, size_t bytes, int pipe_ops, float **costs,
                                int num_algo, int num_proto, int reg_buff, int *n_channels)
 {
-    if ((unsigned)coll < CCT_NUM_COLLS)
+    if ((unsigned)coll < CCT_NUM_COLLS && ctx->chunk_ix[coll])
         atomic_store_explicit(&ctx->last_bytes[coll], bytes, memory_order_relaxed);
     if (atomic_load_explicit(&cct_measure_on, memory_order_relaxed))
         return cct_control_coll_costs(ctx, coll, bytes, pipe_ops, (float *)costs, num_algo,
@@ -387,7 +398,7 @@ static void build_candidates(cct_pctx *ctx, const cct_table_index *x, size_t *n_
             ctx->grp[c][k] = (uint32_t)(g[k] - lo); /* < 2^32: the file size limit */
         /* getChunkSize is not told numPipeOps or regBuff: use the section of a single,
          * unregistered-or-unknown operation */
-        ctx->chunk_ix[c] = pick(ctx, c, 1, -1);
+        ctx->chunk_ix[c] = has_chunk_rule(pick(ctx, c, 1, -1));
     }
 }
 

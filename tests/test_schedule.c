@@ -434,15 +434,8 @@ static void test_resume_measures_nothing_twice(void **state)
     free(pts);
 }
 
-static void test_adaptive_prunes_dominated(void **state)
+static void two_protocol_plan(fixture *f)
 {
-    fixture *f = *state;
-    /* allreduce, ring, LL and Simple, NCCL's channels and 1, 1 KiB .. 1 MiB: in this script
-     * LL (10 us + n / 1 GB/s) wins small sizes and Simple (20 us + n / 3 GB/s) large ones;
-     * from 32 KiB LL is > 25 % slower and grows slower still, so after two such sizes LL on
-     * one channel is no longer measured.  LL at NCCL's channel count is the forced twin of
-     * NCCL's choice here (the script's "NCCL" always runs Ring/LL) and is never pruned;
-     * Simple, slower at first but catching up, is never pruned either. */
     cct_plan_destroy(&f->plan);
     cct_space sp;
     cct_error err;
@@ -456,6 +449,19 @@ static void test_adaptive_prunes_dominated(void **state)
     cct_space_parse(&sp, "--max-bytes", "1M", &err);
     sp.off_grid = false;
     assert_int_equal(cct_plan_build(&sp, &f->plan, &err), CCT_OK);
+}
+
+static void test_adaptive_prunes_dominated(void **state)
+{
+    fixture *f = *state;
+    /* allreduce, ring, LL and Simple, NCCL's channels and 1, 1 KiB .. 1 MiB: in this script
+     * LL (10 us + n / 1 GB/s) wins small sizes and Simple (20 us + n / 3 GB/s) large ones;
+     * from 32 KiB LL is > 25 % slower and grows slower still, so after two such sizes LL on
+     * one channel is no longer measured.  LL at NCCL's channel count is the forced twin of
+     * NCCL's choice here (the script's "NCCL" always runs Ring/LL) and is never pruned;
+     * Simple, slower at first but catching up, is never pruned either. */
+    two_protocol_plan(f);
+    cct_error err;
     assert_int_equal(f->plan.n_sessions, 1);
     cct_schedule s;
     memset(&s, 0, sizeof s);
@@ -504,19 +510,8 @@ static void test_adaptive_prunes_dominated(void **state)
 static void test_adaptive_confirms_contenders(void **state)
 {
     fixture *f = *state;
-    cct_plan_destroy(&f->plan);
-    cct_space sp;
+    two_protocol_plan(f);
     cct_error err;
-    cct_space_defaults(&sp);
-    sp.ranks = 2;
-    sp.nodes = 2;
-    cct_space_parse(&sp, "--colls", "allreduce", &err);
-    cct_space_parse(&sp, "--algos", "ring", &err);
-    cct_space_parse(&sp, "--protos", "ll,simple", &err);
-    cct_space_parse(&sp, "--channels", "nccl,1", &err);
-    cct_space_parse(&sp, "--max-bytes", "1M", &err);
-    sp.off_grid = false;
-    assert_int_equal(cct_plan_build(&sp, &f->plan, &err), CCT_OK);
     cct_schedule s;
     memset(&s, 0, sizeof s);
     s.plan = &f->plan;
@@ -591,23 +586,6 @@ static void begin_nvlink_run(fixture *f)
 }
 
 /* The 5-configuration ring LL/Simple plan of the adaptive tests, 1 KiB .. 1 MiB. */
-static void two_protocol_plan(fixture *f)
-{
-    cct_plan_destroy(&f->plan);
-    cct_space sp;
-    cct_error err;
-    cct_space_defaults(&sp);
-    sp.ranks = 2;
-    sp.nodes = 2;
-    cct_space_parse(&sp, "--colls", "allreduce", &err);
-    cct_space_parse(&sp, "--algos", "ring", &err);
-    cct_space_parse(&sp, "--protos", "ll,simple", &err);
-    cct_space_parse(&sp, "--channels", "nccl,1", &err);
-    cct_space_parse(&sp, "--max-bytes", "1M", &err);
-    sp.off_grid = false;
-    assert_int_equal(cct_plan_build(&sp, &f->plan, &err), CCT_OK);
-}
-
 static cct_status run_adaptive(fixture *f, cct_schedule *s, cct_error *err)
 {
     memset(s, 0, sizeof *s);

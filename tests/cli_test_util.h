@@ -110,6 +110,16 @@ static __attribute__((unused)) void ct_result_free(ct_result *r)
     r->out = r->err = NULL;
 }
 
+/* Writes text to path as a table the plugin's loader accepts whatever the umask: mode 0644
+ * (it refuses group-writable tables).  False on any failure. */
+static __attribute__((unused)) bool ct_write_table(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    bool ok = f && fputs(text, f) >= 0;
+    ok = f && fclose(f) == 0 && ok;
+    return ok && chmod(path, 0644) == 0;
+}
+
 /* A fresh private folder under TMPDIR (or /tmp); the caller frees the returned path. */
 static __attribute__((unused)) char *ct_tmpdir(const char *tag)
 {

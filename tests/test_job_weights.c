@@ -18,8 +18,6 @@
 
 #include <cmocka.h>
 
-#include <sys/stat.h>
-
 #include "cli_test_util.h"
 #include "rec_test_util.h"
 
@@ -129,11 +127,7 @@ static int setup(void **state)
     snprintf(rec0, sizeof rec0, "%s/p0.rec", dir);
     snprintf(rec1, sizeof rec1, "%s/p1.rec", dir);
     snprintf(store, sizeof store, "%s/m.db", dir);
-    FILE *f = fopen(table, "w");
-    if (!f || fputs(table_yaml, f) < 0 || fclose(f) != 0)
-        return -1;
-    /* the plugin's loader refuses group-writable tables: a umask of 002 must not matter */
-    if (chmod(table, 0644) != 0)
+    if (!ct_write_table(table, table_yaml))
         return -1;
     rt_comm comm = {4, 4, rows, 3};
     return rt_write(rec0, &comm, 1) && rt_write(rec1, &comm, 1) ? 0 : -1;

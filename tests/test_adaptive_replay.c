@@ -224,13 +224,8 @@ static void test_adaptive_vs_exhaustive_nvlink(void **state)
     assert_true(t_ex > 25.0 && t_ex < 45.0); /* 31 s measuring on the H200 x2 */
     assert_int_equal(r.decisions, 125);      /* 5 collectives x 25 sizes */
     assert_true(r.points_fraction <= 0.25);
-    /* 93.6 % since band settling takes the cheapest takeover first (97.6 % before): the
-     * exhaustive table now keeps 2-5 % small-size wins of this store (1-64 KiB, ring/ll with 2
-     * channels, ring/ll128) that narrowest-first settling happened to hand back to NCCL.  The
-     * store predates the bench-order fixes (its default runs ~20 % slower at <= 64 KiB than in
-     * nvlink-pair/tune-nvlink-2.db), the adaptive replay keeps NCCL's choice there, and the
-     * committed 2-GPU table does not change.  docs/fitting.md, "Bands". */
-    assert_true(r.agreement >= 0.93);
+    /* 99.2 % with significance judged over bands (93.6 % when each size had to show it). */
+    assert_true(r.agreement >= 0.97);
 }
 
 /* 2 of the x4's GPUs, 1 KiB-1 GiB, measured with the final schedule (one iteration count per
@@ -250,7 +245,10 @@ static void test_adaptive_vs_exhaustive_nvlink2_final(void **state)
     assert_int_equal(r.decisions, 155); /* 5 collectives x 31 sizes */
     assert_true(r.time_fraction <= 0.25);
     assert_true(r.points_fraction <= 0.25);
-    assert_true(r.agreement >= 0.95);
+    /* 94.8 % since significance is judged over a band rather than at each size (at least 95 %
+     * before): a size's estimate now proposes a band, so the two tables differ in a few more
+     * channel-count bands of 1-2 % gains over NVLink. */
+    assert_true(r.agreement >= 0.94);
 }
 
 /* 4 GPUs over NVLink, 1 KiB-1 GiB: past 64 MiB each exhaustive point costs its size, and the

@@ -1,11 +1,12 @@
 /*
  * test_decide_stable.c - the rules that make decisions statistics, not luck (suite `unit`):
- * the paired per-cycle gain and its interval, the significance rule against the run's A/A
- * noise floor, the order among configurations that are not significantly different, the
+ * the paired per-cycle gain and its interval, the size's pooled (robust) spread and the
+ * moderated interval it gives, a band's gain from its sizes, the significance rule against the
+ * run's A/A noise floor, the order among configurations that are not significantly different, the
  * readable grid band edges sit on, and a section decided from per-cycle samples (a clear
  * gain taken with its evidence on the rule; the same gain refused where NCCL's default and
  * its forced twin differ as much; two equal candidates resolved the same way whichever
- * happened to be faster).  docs/fitting.md, "Stable decisions", states each rule.
+ * happened to be faster; a gain no single size shows that its band does).  docs/fitting.md, "Stable decisions", states each rule.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -96,6 +97,79 @@ static void test_noise_floor_rms(void **state)
     double aa[4] = {0.03, -0.04, 0.0, 0.0};
     assert_true(fabs(cct_noise_floor(aa, 4) - 0.025) < 1e-12);
     assert_true(cct_noise_floor(aa, 0) == 0.0);
+}
+
+/* ---- the size's pooled spread, the moderated interval and the band's strata ---- */
+
+static void test_moderated_variance(void **state)
+{
+    (void)state;
+    double lr[2] = {0.1, 0.3}; /* squared deviations 0.02 */
+    int df = -1;
+    assert_true(fabs(cct_moderated_variance(lr, 2, 0.01, 4, &df) - 0.012) < 1e-12);
+    assert_int_equal(df, 5);
+    assert_true(fabs(cct_moderated_variance(lr, 2, 0.0, 4, &df) - 0.02) < 1e-12); /* no prior */
+    assert_int_equal(df, 1);
+    assert_true(isnan(cct_moderated_variance(lr, 1, 0.0, 0, &df)));
+    assert_int_equal(df, 0);
+    assert_true(fabs(cct_moderated_variance(lr, 1, 0.01, 4, &df) - 0.01) < 1e-12); /* prior only */
+    assert_int_equal(df, 4);
+}
+
+/* Two cycles 14 % and 16 % ahead: alone, Student's t on 1 degree of freedom puts the lower end
+ * near 2 %; with a size whose configurations scatter 2 % a cycle, the same two cycles show the
+ * gain clear of a 5 % floor; where they scatter 20 % they show nothing. */
+static void test_pooled_interval(void **state)
+{
+    (void)state;
+    double lr[2] = {0.14, 0.16};
+    cct_gain_est alone = cct_gain_estimate(lr, 2);
+    assert_false(cct_gain_significant(&alone, 0.05, 0.02));
+    double lr2[2] = {0.14, 0.16};
+    cct_gain_est pooled = cct_gain_estimate_pooled(lr2, 2, 0.02 * 0.02, 4);
+    double half = 2.571 * sqrt((4 * 0.0004 + 0.0002) / 5 / 2);
+    assert_true(fabs(pooled.lo - (0.15 - half)) < 1e-9);
+    assert_true(fabs(pooled.log_gain - 0.15) < 1e-12);
+    assert_true(cct_gain_significant(&pooled, 0.05, 0.02));
+    double lr3[2] = {0.14, 0.16};
+    cct_gain_est noisy = cct_gain_estimate_pooled(lr3, 2, 0.2 * 0.2, 4);
+    assert_false(cct_gain_significant(&noisy, 0.05, 0.02));
+    /* no prior: the plain estimate */
+    double lr4[2] = {0.14, 0.16};
+    cct_gain_est plain = cct_gain_estimate_pooled(lr4, 2, 0.0, 4);
+    assert_true(fabs(plain.lo - alone.lo) < 1e-12 && fabs(plain.hi - alone.hi) < 1e-12);
+}
+
+/* A stalled cycle moves the robust variance by one rank, a plain one by its square. */
+static void test_robust_variance(void **state)
+{
+    (void)state;
+    double dev[5] = {0.01, -0.01, 0.01, -0.01, 1.0};
+    double v = cct_robust_variance(dev, 5);
+    assert_true(fabs(v - (1.4826 * 0.01) * (1.4826 * 0.01)) < 1e-12);
+    double even[4] = {0.01, -0.03, 0.02, 5.0};
+    assert_true(fabs(cct_robust_variance(even, 4) - (1.4826 * 0.025) * (1.4826 * 0.025)) < 1e-12);
+    assert_true(cct_robust_variance(dev, 0) == 0.0);
+}
+
+/* Two sizes, gains 22 % and 10 %, each known to +-2 %: the band's gain is their mean, its
+ * interval that of the mean of two independent estimates -- narrower than pooling the four
+ * cycles as one sample, which counts the difference between the sizes as noise. */
+static void test_stratified_band_gain(void **state)
+{
+    (void)state;
+    cct_stratum st[2] = {{0.2, 0.0002, 5, 2}, {0.1, 0.0002, 5, 2}};
+    cct_gain_est g = cct_gain_stratified(st, 2);
+    assert_int_equal(g.cycles, 4);
+    assert_true(fabs(g.log_gain - 0.15) < 1e-12);
+    double half = 2.228 * sqrt(0.0004) / 2;
+    assert_true(fabs(g.lo - (0.15 - half)) < 1e-12 && fabs(g.hi - (0.15 + half)) < 1e-12);
+    double lr[4] = {0.19, 0.21, 0.09, 0.11};
+    cct_gain_est one = cct_gain_estimate(lr, 4);
+    assert_true(one.lo < g.lo - 0.03);
+    cct_gain_est none = cct_gain_stratified(st, 0);
+    assert_int_equal(none.cycles, 0);
+    assert_true(isnan(none.log_gain));
 }
 
 /* ---- the order among configurations that are not significantly different ---- */
@@ -314,15 +388,15 @@ static void test_equal_candidates_resolved_by_order(void **state)
     free(s);
 }
 
-/* Per size, the tie set is taken relative to the best; two neighbouring bands are compared
- * with each other.  Below 64 KiB tree/simple with 2 channels wins (30 % over NCCL; 64 channels
- * only 10 %); above, ring/ll with 64 channels is best (60 %), tree/simple/64 within the tie of
- * it (50 %) and tree/simple/2 not (40 %), so the sizes pick tree/simple/64.  Over the upper
- * sizes tree/simple/2 is within the tie of tree/simple/64 and first in the order (fewer
- * channels): the two bands become one tree/simple/2 band. */
-static void test_equal_neighbour_bands_merge(void **state)
+/* Per size, the tie set is taken relative to the best, and so is a merge of two neighbouring
+ * bands.  Below 64 KiB tree/simple with 2 channels wins (30 % over NCCL; 64 channels only
+ * 10 %).  Above, ring/ll with 64 channels is best (60 %) and tree/simple/64 within the 5 % tie
+ * of it (56 %): the sizes pick tree/simple/64.  With tree/simple/2 at 50 % there (6.5 % behind
+ * the best, 4 % behind tree/simple/64) the bands stay apart: merging them would chain two ties
+ * into a loss larger than either.  With tree/simple/2 at 53 % (4.5 % behind the best) it is
+ * in the tie set at every size and, first in the order (fewer channels), takes them all. */
+static size_t neighbour_bands(double upper_two, int *channels_above)
 {
-    (void)state;
     synth *s = malloc(sizeof *s);
     make(s, 0.01, 0.0, 0.0);
     static const double drift[CYC] = {1.0, 1.05, 0.97, 1.02};
@@ -330,19 +404,32 @@ static void test_equal_neighbour_bands_merge(void **state)
         uint64_t n = (uint64_t)4096 << i;
         double t = ft_line(20.0, 3.0, n);
         bool upper = i >= NS / 2;
-        add(s, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 2, n, t / (upper ? 1.40 : 1.30), drift);
-        add(s, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 64, n, t / (upper ? 1.50 : 1.10), drift);
+        add(s, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 2, n, t / (upper ? upper_two : 1.30), drift);
+        add(s, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 64, n, t / (upper ? 1.56 : 1.10), drift);
         add(s, CCT_ALGO_RING, CCT_PROTO_LL, 64, n, t / (upper ? 1.60 : 1.05), drift);
     }
     cct_cycles_sort(&s->cyc);
     cct_table t;
     const cct_section *sec = decide(s, &t);
-    assert_int_equal(sec->n_rules, 1);
+    size_t n = sec->n_rules;
     assert_int_equal(sec->rules[0].algo, CCT_ALGO_TREE);
     assert_int_equal(sec->rules[0].channels, 2);
+    *channels_above = sec->rules[n - 1].channels;
+    assert_int_equal(sec->rules[n - 1].algo, CCT_ALGO_TREE);
     cct_table_destroy(&t);
     cct_cycles_free(&s->cyc);
     free(s);
+    return n;
+}
+
+static void test_equal_neighbour_bands_merge(void **state)
+{
+    (void)state;
+    int above = -1;
+    assert_int_equal(neighbour_bands(1.50, &above), 2);
+    assert_int_equal(above, 64);
+    assert_int_equal(neighbour_bands(1.53, &above), 1);
+    assert_int_equal(above, 2);
 }
 
 /* Below 64 KiB tree/simple with 2 channels wins (1.40x; 64 channels 1.10x); above, 64
@@ -486,10 +573,48 @@ static void faded_end(const double *gain)
 static void test_faded_band_ends_go_to_nccl(void **state)
 {
     (void)state;
-    static const double right[NS] = {1.0, 1.0, 1.30, 1.30, 1.30, 1.06, 1.0, 1.0};
-    static const double left[NS] = {1.0, 1.0, 1.06, 1.30, 1.30, 1.30, 1.0, 1.0};
+    static const double right[NS] = {1.0, 1.0, 1.30, 1.30, 1.30, 1.04, 1.0, 1.0};
+    static const double left[NS] = {1.0, 1.0, 1.04, 1.30, 1.30, 1.30, 1.0, 1.0};
     faded_end(right);
     faded_end(left);
+}
+
+/* A 12 % gain whose cycles scatter by 10 %: at no single size does the plain interval of its
+ * four cycles clear the guard, over the band's eight sizes it does, and the table takes it. */
+static void test_band_shows_what_a_size_cannot(void **state)
+{
+    (void)state;
+    synth *s = malloc(sizeof *s);
+    memset(s, 0, sizeof *s);
+    cct_cycles_init(&s->cyc);
+    static const double drift[CYC] = {1.0, 1.05, 0.97, 1.02};
+    static const double scatter[CYC] = {1.0, 1.10, 0.92, 1.0};
+    static const double aa[CYC] = {1.0, 0.95, 1.04, 1.01};
+    double f[CYC], tw[CYC];
+    for (int c = 0; c < CYC; c++) {
+        f[c] = drift[c] * scatter[c];
+        tw[c] = drift[c] * aa[c];
+    }
+    for (int i = 0; i < NS; i++) {
+        uint64_t n = (uint64_t)4096 << i;
+        double t = ft_line(20.0, 3.0, n);
+        add(s, CCT_DEFAULT, CCT_DEFAULT, 0, n, t, drift);
+        add(s, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, n, t, tw);
+        add(s, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 0, n, t / 1.12, f);
+    }
+    cct_cycles_sort(&s->cyc);
+    double lr[CYC];
+    for (int c = 0; c < CYC; c++)
+        lr[c] = log(1.12 / scatter[c]);
+    cct_gain_est one = cct_gain_estimate(lr, CYC);
+    assert_false(cct_gain_significant(&one, 0.0, 0.02));
+    cct_table t;
+    const cct_section *sec = decide(s, &t);
+    for (int i = 0; i < NS; i++)
+        assert_int_equal(cct_section_lookup(sec, (uint64_t)4096 << i)->algo, CCT_ALGO_TREE);
+    cct_table_destroy(&t);
+    cct_cycles_free(&s->cyc);
+    free(s);
 }
 
 static void test_estimated_slower(void **state)
@@ -553,6 +678,11 @@ int main(void)
         cmocka_unit_test(test_channels_left_to_nccl_unless_significant),
         cmocka_unit_test(test_channels_kept_when_estimated_far_faster),
         cmocka_unit_test(test_faded_band_ends_go_to_nccl),
+        cmocka_unit_test(test_moderated_variance),
+        cmocka_unit_test(test_pooled_interval),
+        cmocka_unit_test(test_robust_variance),
+        cmocka_unit_test(test_stratified_band_gain),
+        cmocka_unit_test(test_band_shows_what_a_size_cannot),
         cmocka_unit_test(test_estimated_slower),
         cmocka_unit_test(test_noise_floor_of_the_section),
     };

@@ -18,10 +18,11 @@ void cct_decide_options_default(cct_decide_options *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->tie = 0.05;
-    opt->paired_tie = 0.10;
-    opt->channel_tie = 0.25;
+    opt->paired_tie = 0.05;
+    opt->channel_tie = 0.10;
     opt->max_loss_default = 0.02;
     opt->evidence_z = 2.0;
+    opt->prior_df = 4;
     opt->min_band_factor = 2.0;
     opt->min_band_sizes = 2;
     opt->ll128_allowed = false;

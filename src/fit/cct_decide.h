@@ -27,12 +27,13 @@
 
 typedef struct cct_decide_options {
     double tie;              /* configurations within this fraction of the fastest tie (0.05) */
-    double paired_tie;       /* with per-cycle samples: a configuration not slower than the
-                              * best by more than this (or the noise floor) with significance
-                              * ties with it (0.10) */
+    double paired_tie;       /* with per-cycle samples: a configuration neither slower than
+                              * the best by more than this (or the noise floor) with
+                              * significance nor by more than this in the estimate ties with
+                              * it (0.05) */
     double channel_tie;      /* with per-cycle samples: a fixed channel count gives way to
                               * NCCL's count (same algorithm and protocol) unless faster with
-                              * significance or, in the estimate, by more than this (0.25) */
+                              * significance or, in the estimate, by more than this (0.10) */
     double max_loss_default; /* a tie-break may not pick a configuration predicted slower than
                               * NCCL's default by more than this fraction (0.02); then the
                               * fastest, or NCCL's own choice forced, wins instead; and a
@@ -50,6 +51,8 @@ typedef struct cct_decide_options {
      * point's statistics only (imported logs).  With them, NCCL's choice is left only where
      * the paired per-cycle gain is significant and above the run's A/A noise floor. */
     const struct cct_cycles *cycles;
+    int prior_df; /* with cycles: weight, in degrees of freedom, of the size's pooled spread in
+                   * each paired interval (cct_gain_estimate_pooled) (4); 0: each pair alone */
     uint64_t buffsize, ll_buffsize, ll128_buffsize; /* NCCL_*BUFFSIZE of the rules; 0: default */
     cct_fit_options fit;
 } cct_decide_options;

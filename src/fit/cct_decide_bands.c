@@ -3,9 +3,11 @@
  * size of a prepared section under the chosen buffers (cct_dsec + cct_buffers -> cct_dbands).
  *
  * The evaluation grid is every size at which some candidate was measured.  With per-cycle
- * samples, NCCL's choice stays unless a candidate beats NCCL's default significantly and
- * above the run's noise floor; then the first in the tie order among those not clearly
- * slower than the best, at NCCL's channel count unless a fixed count is faster by itself.
+ * samples, NCCL's choice stays unless a candidate's paired gain estimate over NCCL's default
+ * clears the run's noise floor and the guard; then the first in the tie order among those
+ * neither clearly slower than the best nor estimated slower by more than paired_tie, at
+ * NCCL's channel count unless a fixed count is faster by itself.  Whether the gain is real is
+ * judged over the band the sizes form (cct_decide_settle.c).
  * Otherwise each candidate's time is its measured median, else its model's prediction
  * inside its measured range (never extrapolated); configurations within `tie` of the fastest
  * tie, and the tie goes to fewer channels, then the protocol least hurt by misalignment,
@@ -127,7 +129,7 @@ static size_t channels_to_nccl(const cct_dview *x, size_t win, size_t gi, int da
             continue;
         double lr[CCT_PAIR_MAX];
         size_t k = cct_dview_pair(x, &x->sec->conf[i], &x->sec->conf[win], x->grid[gi], lr);
-        cct_gain_est g = cct_gain_estimate(lr, k); /* log(t_nccl_count / t_fixed) */
+        cct_gain_est g = cct_dview_estimate(x, gi, lr, k); /* log(t_nccl_count / t_fixed) */
         if (k < 2 || cct_gain_significant(&g, x->noise[gi], x->opt->max_loss_default) ||
             cct_estimated_slower(&g, x->noise[gi], x->opt->channel_tie))
             return win;
@@ -136,12 +138,21 @@ static size_t channels_to_nccl(const cct_dview *x, size_t win, size_t gi, int da
     return win;
 }
 
+/* Whether a paired gain over NCCL's default is a candidate for a band at its size: its
+ * estimate (the median over at least 2 cycles) above the run's noise floor and the guard.
+ * Significance is judged over the band (cct_decide_settle.c): one size's two or four
+ * cycles rarely show a real 15 % gain, its band's sizes together do. */
+static bool clears(const cct_gain_est *g, double noise, double guard)
+{
+    return g->cycles >= 2 && g->log_gain > fmax(noise, log1p(guard));
+}
+
 /* The choice at grid index gi from per-cycle pairs: NCCL's choice unless a candidate measured
- * here beats NCCL's default significantly and above the noise floor (cct_gain_significant);
- * then, among those that do and are not significantly slower than the best (by more than
- * the tie, or the noise), the first in the tie order (cct_decide_tie_order).  *ok false: no
- * paired data here, the statistics-only pick() decides. */
-static size_t pick_paired(const cct_dview *x, size_t gi, bool *ok)
+ * here clears the noise floor and the guard in its estimate (clears); then, among those that
+ * do, are not clearly slower than the best and not estimated slower than it by more than
+ * paired_tie, the first in the tie order (cct_decide_tie_order).  *ok false: no paired data
+ * here, the statistics-only pick() decides. */
+static size_t pick_paired(const cct_dview *x, size_t gi, bool *ok, size_t *best_out)
 {
     uint64_t bytes = x->grid[gi];
     size_t nd;
@@ -158,7 +169,7 @@ static size_t pick_paired(const cct_dview *x, size_t gi, bool *ok)
     for (size_t q = 0; q < x->n_cand; q++) {
         size_t i = x->cand[q];
         cct_gain_est g = cct_dview_paired(x, x->base, &conf[i], bytes);
-        if (!cct_gain_significant(&g, noise, guard))
+        if (!clears(&g, noise, guard))
             continue;
         if (best == SIZE_MAX || g.log_gain > gb.log_gain ||
             (g.log_gain == gb.log_gain &&
@@ -167,6 +178,7 @@ static size_t pick_paired(const cct_dview *x, size_t gi, bool *ok)
             gb = g;
         }
     }
+    *best_out = best;
     if (best == SIZE_MAX)
         return x->def;
     size_t win = best;
@@ -177,9 +189,10 @@ static size_t pick_paired(const cct_dview *x, size_t gi, bool *ok)
         cct_gain_est g = cct_dview_paired(x, x->base, &conf[i], bytes);
         double lr[CCT_PAIR_MAX];
         size_t k = cct_dview_pair(x, &conf[i], &conf[best], bytes, lr);
-        cct_gain_est behind = cct_gain_estimate(lr, k);
-        if (cct_gain_significant(&g, noise, guard) &&
-            !cct_clearly_slower(&behind, lr, noise, x->opt->paired_tie))
+        cct_gain_est behind = cct_dview_estimate(x, gi, lr, k);
+        if (clears(&g, noise, guard) &&
+            !cct_clearly_slower(&behind, lr, noise, x->opt->paired_tie) &&
+            !cct_estimated_slower(&behind, 0.0, x->opt->paired_tie))
             win = i;
     }
     win = channels_to_nccl(x, win, gi, da, dp);
@@ -190,7 +203,9 @@ void cct_dbands_free(cct_dbands *d)
 {
     cct_dview_free(&d->view);
     free(d->win);
+    free(d->best);
     d->win = NULL;
+    d->best = NULL;
 }
 
 cct_status cct_decide_bands(const cct_dsec *sec, const cct_decide_options *opt,
@@ -202,13 +217,15 @@ cct_status cct_decide_bands(const cct_dsec *sec, const cct_decide_options *opt,
         return st;
     const cct_dview *x = &out->view;
     out->win = malloc(sizeof *out->win * (sec->n ? sec->n : 1));
-    if (!out->win) {
+    out->best = malloc(sizeof *out->best * (sec->n ? sec->n : 1));
+    if (!out->win || !out->best) {
         cct_dbands_free(out);
         return cct_error_set(err, CCT_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < x->n_grid; i++) {
         bool paired_ok = false;
-        out->win[i] = opt->cycles ? pick_paired(x, i, &paired_ok) : SIZE_MAX;
+        out->best[i] = SIZE_MAX;
+        out->win[i] = opt->cycles ? pick_paired(x, i, &paired_ok, &out->best[i]) : SIZE_MAX;
         if (!paired_ok)
             out->win[i] = pick(x, x->grid[i]);
         if (out->win[i] == SIZE_MAX) { /* cannot happen: each grid size is someone's measurement */

@@ -116,6 +116,9 @@ typedef struct cct_dview {
     uint64_t *grid; /* every size some candidate was measured at, ascending */
     size_t n_grid;
     double *noise; /* per grid index: the A/A noise floor (a log ratio; 0 unknown) */
+    double *var;   /* per grid index: the pooled variance of one cycle's log ratio against
+                    * NCCL's default (0 unknown) */
+    int *var_df;   /* its degrees of freedom */
     double *pool;  /* n_grid * CCT_PAIR_MAX log ratios of a band (scratch; with cycles only) */
 } cct_dview;
 
@@ -144,6 +147,13 @@ const double *cct_dview_samples(const cct_dview *x, const cct_dconf *c, uint64_t
 size_t cct_dview_pair(const cct_dview *x, const cct_dconf *r, const cct_dconf *c, uint64_t bytes,
                       double *out);
 
+/* The gain estimate from n log ratios (reordered) of two configurations at grid index gi,
+ * with the size's pooled variance as a prior (cct_gain_estimate_pooled). */
+cct_gain_est cct_dview_estimate(const cct_dview *x, size_t gi, double *lr, size_t n);
+
+/* The grid index of bytes; SIZE_MAX when it is not on the grid. */
+size_t cct_dview_grid_index(const cct_dview *x, uint64_t bytes);
+
 /* The paired gain of c over r at bytes. */
 cct_gain_est cct_dview_paired(const cct_dview *x, const cct_dconf *r, const cct_dconf *c,
                               uint64_t bytes);
@@ -158,7 +168,9 @@ size_t cct_dview_ref_index(const cct_dview *x, size_t conf, size_t i0, size_t i1
 /* The choice at every grid size, before any band is settled. */
 typedef struct cct_dbands {
     cct_dview view;
-    size_t *win; /* per grid index: an index into sec->conf, or view.def */
+    size_t *win;  /* per grid index: an index into sec->conf, or view.def */
+    size_t *best; /* per grid index: the candidate with the largest paired gain estimate over
+                   * NCCL's default that clears the floor, or SIZE_MAX */
 } cct_dbands;
 
 cct_status cct_decide_bands(const cct_dsec *sec, const cct_decide_options *opt,

@@ -7,9 +7,11 @@
  * open-ended), are handed to the neighbour that loses least over them, those missing the
  * most sizes first and among them the cheapest to hand over, until none is left.  With
  * per-cycle samples, two neighbouring bands whose configurations are not shown different
- * become one, and an end size next to NCCL's choice where the band's gain has faded into a
- * tie goes to NCCL.  A band whose configuration does not beat NCCL's default with evidence is
- * handed back to NCCL's choice (those sizes kept), and the bands are settled again until
+ * become one (unless that loses more than a tie against the best at some size), and an end
+ * size next to NCCL's choice where the band's gain has faded into a tie goes to NCCL.  A band
+ * whose configuration does not beat NCCL's default with evidence -- with per-cycle samples,
+ * the mean of its sizes' paired gains significant against the floor (cct_gain_stratified) --
+ * is handed back to NCCL's choice (those sizes kept), and the bands are settled again until
  * nothing changes.  Boundaries lie on a readable grid between the last size of one band and
  * the first of the next (cct_grid_edge); next to NCCL's choice, at the measured size.
  * docs/fitting.md, "Decisions" and "Evidence", gives the reasons.
@@ -140,35 +142,42 @@ static size_t settle_bands(const cct_dview *x, size_t *win, bool *kept, cct_dban
     }
 }
 
-/* The band's pooled paired evidence: the per-cycle log gains of its configuration over NCCL's
- * default at every size of the band where both have samples, judged by cct_gain_significant
- * against the band's mean noise floor.  *ok false when fewer than 2 cycles pair up. */
-static bool band_paired_evidence(const cct_dview *x, const cct_dband *b, bool *ok)
+/* The band's paired evidence: at every size of the band where its configuration and NCCL's
+ * default share cycles, their paired gain and its moderated variance (the size's pooled
+ * spread as the prior, cct_moderated_variance); the band's gain is the mean over those sizes
+ * (cct_gain_stratified), judged by cct_gain_significant against the band's mean noise floor.
+ * *ok false when no size has 2 paired cycles. */
+static bool band_paired_evidence(const cct_dview *x, const cct_dband *b, cct_stratum *st, bool *ok)
 {
     const cct_dconf *w = &x->sec->conf[b->conf];
-    size_t k = 0, sizes = 0;
+    size_t n = 0;
     double noise = 0.0;
     for (size_t i = b->i0; i <= b->i1; i++) {
-        size_t m = cct_dview_pair(x, x->base, w, x->grid[i], x->pool + k);
-        k += m;
-        sizes += m > 0;
-        noise += m > 0 ? x->noise[i] : 0.0;
+        size_t m = cct_dview_pair(x, x->base, w, x->grid[i], x->pool);
+        if (m < 2)
+            continue;
+        int d0 = x->opt->prior_df < x->var_df[i] ? x->opt->prior_df : x->var_df[i], df;
+        double v = cct_moderated_variance(x->pool, m, x->var[i], d0, &df);
+        cct_gain_est g = cct_gain_estimate(x->pool, m);
+        st[n++] = (cct_stratum){g.log_gain, v / (double)m, df, (int)m};
+        noise += x->noise[i];
     }
-    *ok = k >= 2;
+    *ok = n > 0;
     if (!*ok)
         return false;
-    cct_gain_est g = cct_gain_estimate(x->pool, k);
-    return cct_gain_significant(&g, noise / (double)sizes, x->opt->max_loss_default);
+    cct_gain_est g = cct_gain_stratified(st, n);
+    return cct_gain_significant(&g, noise / (double)n, x->opt->max_loss_default);
 }
 
 /* Whether band b's configuration beats NCCL's default with evidence: at the sizes where both
  * were measured, the mean log gain exceeds the guard and evidence_z standard errors
  * (cct_decide_evidence), and at the rule's reference size the default is not faster. */
-static bool band_has_evidence(const cct_dview *x, const cct_dband *b, double *lg, double *se)
+static bool band_has_evidence(const cct_dview *x, const cct_dband *b, double *lg, double *se,
+                              cct_stratum *st)
 {
     const cct_dconf *w = &x->sec->conf[b->conf];
     bool paired_ok = false;
-    if (x->opt->cycles && !band_paired_evidence(x, b, &paired_ok) && paired_ok)
+    if (x->opt->cycles && !band_paired_evidence(x, b, st, &paired_ok) && paired_ok)
         return false;
     size_t k = 0;
     for (size_t i = b->i0; i <= b->i1; i++) {
@@ -192,10 +201,12 @@ static bool band_has_evidence(const cct_dview *x, const cct_dband *b, double *lg
  * configuration first in the tie order (NCCL's choice at the pair's middle size) is neither
  * clearly slower than the other over the other band's sizes nor estimated slower there by
  * more than the threshold (their cycles pooled; the median of the log ratios; threshold the
- * larger of paired_tie and the band's mean noise floor) and was measured at every one of
- * them.  Returns whether a band changed hands (the bands must be settled again). */
+ * larger of paired_tie and the band's mean noise floor), was measured at every one of them,
+ * and at each of them is not estimated slower than the best candidate there (best, from the
+ * bands stage) by more than paired_tie.  Returns whether a band changed hands (the bands must
+ * be settled again). */
 static bool merge_equal_neighbours(const cct_dview *x, size_t *win, const bool *kept,
-                                   const cct_dband *bands, size_t nb)
+                                   const size_t *best, const cct_dband *bands, size_t nb)
 {
     if (!x->opt->cycles)
         return false;
@@ -226,6 +237,18 @@ static bool merge_equal_neighbours(const cct_dview *x, size_t *win, const bool *
          * two noisy cycles a size, 30 % slower is rarely shown) */
         if (cct_clearly_slower(&g, x->pool, noise, x->opt->paired_tie) ||
             cct_estimated_slower(&g, noise, x->opt->paired_tie))
+            continue;
+        bool near = true; /* and within the tie of the best at each of those sizes: equal
+                           * neighbours must not chain two ties into a loss twice as large */
+        for (size_t i = other->i0; i <= other->i1 && near; i++) {
+            if (best[i] == SIZE_MAX || &x->sec->conf[best[i]] == keep)
+                continue;
+            double lr[CCT_PAIR_MAX];
+            size_t m = cct_dview_pair(x, keep, &x->sec->conf[best[i]], x->grid[i], lr);
+            cct_gain_est gb = cct_dview_estimate(x, i, lr, m); /* log(t_keep / t_best) */
+            near = m < 2 || !cct_estimated_slower(&gb, 0.0, x->opt->paired_tie);
+        }
+        if (!near)
             continue;
         for (size_t i = other->i0; i <= other->i1; i++)
             win[i] = left_first ? l->conf : r->conf;
@@ -304,20 +327,20 @@ static bool trim_faded_ends(const cct_dview *x, size_t *win, bool *kept, const c
 /* Settle the bands, then hand every band whose configuration does not beat NCCL's default
  * with evidence back to NCCL (those sizes kept: never absorbed again) and settle again,
  * until every band other than NCCL's choice has its evidence.  Returns the number of bands. */
-static size_t settle_with_evidence(const cct_dview *x, size_t *win, bool *kept, cct_dband *bands,
-                                   double *scratch)
+static size_t settle_with_evidence(const cct_dview *x, size_t *win, bool *kept, const size_t *best,
+                                   cct_dband *bands, double *scratch, cct_stratum *strata)
 {
     for (;;) {
         size_t nb = settle_bands(x, win, kept, bands);
         if (x->def == SIZE_MAX)
             return nb;
-        if (merge_equal_neighbours(x, win, kept, bands, nb) ||
+        if (merge_equal_neighbours(x, win, kept, best, bands, nb) ||
             trim_faded_ends(x, win, kept, bands, nb))
             continue;
         bool changed = false;
         for (size_t k = 0; k < nb; k++) {
             const cct_dband *b = &bands[k];
-            if (b->conf == x->def || band_has_evidence(x, b, scratch, scratch + x->n_grid))
+            if (b->conf == x->def || band_has_evidence(x, b, scratch, scratch + x->n_grid, strata))
                 continue;
             for (size_t i = b->i0; i <= b->i1; i++) {
                 if (!isfinite(cct_dview_default_time(x, x->grid[i])))
@@ -348,17 +371,19 @@ cct_status cct_decide_settle(const cct_dbands *in, cct_dsettled *out, cct_error 
     size_t *win = malloc(sizeof *win * n1);
     bool *kept = calloc(n1, sizeof *kept);
     double *scratch = malloc(sizeof *scratch * 2 * n1);
+    cct_stratum *strata = malloc(sizeof *strata * n1);
     out->bands = malloc(sizeof *out->bands * n1);
     cct_status st = CCT_OK;
-    if (!win || !kept || !scratch || !out->bands) {
+    if (!win || !kept || !scratch || !strata || !out->bands) {
         cct_dsettled_free(out);
         st = cct_error_set(err, CCT_ENOMEM, "out of memory");
     } else {
         memcpy(win, in->win, sizeof *win * x->n_grid);
-        out->n_bands = settle_with_evidence(x, win, kept, out->bands, scratch);
+        out->n_bands = settle_with_evidence(x, win, kept, in->best, out->bands, scratch, strata);
     }
     free(win);
     free(kept);
     free(scratch);
+    free(strata);
     return st;
 }

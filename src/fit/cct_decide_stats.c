@@ -69,6 +69,70 @@ cct_gain_est cct_gain_estimate(double *lr, size_t n)
     return g;
 }
 
+double cct_moderated_variance(const double *lr, size_t n, double prior_var, int prior_df, int *df)
+{
+    bool prior = prior_df > 0 && prior_var > 0.0 && isfinite(prior_var);
+    double mean = 0.0, ss = 0.0;
+    for (size_t i = 0; i < n; i++)
+        mean += lr[i];
+    mean = n ? mean / (double)n : 0.0;
+    for (size_t i = 0; i < n; i++)
+        ss += (lr[i] - mean) * (lr[i] - mean);
+    int d = (n ? (int)n - 1 : 0) + (prior ? prior_df : 0);
+    *df = d;
+    if (d < 1)
+        return NAN;
+    return ((prior ? (double)prior_df * prior_var : 0.0) + ss) / (double)d;
+}
+
+cct_gain_est cct_gain_estimate_pooled(double *lr, size_t n, double prior_var, int prior_df)
+{
+    if (prior_df <= 0 || !(prior_var > 0.0) || !isfinite(prior_var) || n == 0)
+        return cct_gain_estimate(lr, n);
+    int df;
+    double var = cct_moderated_variance(lr, n, prior_var, prior_df, &df);
+    double mean = 0.0;
+    for (size_t i = 0; i < n; i++)
+        mean += lr[i];
+    mean /= (double)n;
+    cct_gain_est g = cct_gain_estimate(lr, n); /* the median; sorts */
+    double half = cct_t95(df) * sqrt(var / (double)n);
+    g.lo = fmin(mean - half, g.log_gain);
+    g.hi = fmax(mean + half, g.log_gain);
+    return g;
+}
+
+double cct_robust_variance(double *dev, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    for (size_t i = 0; i < n; i++)
+        dev[i] = fabs(dev[i]);
+    qsort(dev, n, sizeof *dev, cmp_double);
+    double med = n % 2 ? dev[n / 2] : 0.5 * (dev[n / 2 - 1] + dev[n / 2]);
+    return (1.4826 * med) * (1.4826 * med);
+}
+
+cct_gain_est cct_gain_stratified(const cct_stratum *s, size_t n)
+{
+    cct_gain_est g = {NAN, NAN, NAN, 0};
+    if (n == 0)
+        return g;
+    double sum = 0.0, var = 0.0;
+    int df = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += s[i].log_gain;
+        var += s[i].var;
+        df += s[i].df;
+        g.cycles += s[i].cycles;
+    }
+    g.log_gain = sum / (double)n;
+    double half = cct_t95(df) * sqrt(var) / (double)n;
+    g.lo = g.log_gain - half;
+    g.hi = g.log_gain + half;
+    return g;
+}
+
 double cct_noise_floor(const double *aa, size_t n)
 {
     if (n == 0)

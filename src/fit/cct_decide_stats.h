@@ -34,6 +34,38 @@ size_t cct_paired_log_ratios(const double *ref, size_t n_ref, const double *conf
  * unbounded interval (n 0: no estimate). */
 cct_gain_est cct_gain_estimate(double *log_ratios, size_t n);
 
+/* The variance of one log ratio from n of them, with a size's pooled variance as a prior
+ * (a moderated variance, as in empirical-Bayes tests of many comparisons at once):
+ * (prior_df * prior_var + sum of squared deviations) / (prior_df + n - 1), on prior_df + n - 1
+ * degrees of freedom (*df).  Two cycles alone give a Student's t of 12.7 and show nothing short
+ * of a factor; pooled with the other configurations timed in the same cycles, they show what
+ * the run's own spread allows.  prior_df <= 0 or prior_var not > 0: the sample variance
+ * alone (NAN for n < 2, *df n - 1). */
+double cct_moderated_variance(const double *log_ratios, size_t n, double prior_var, int prior_df,
+                              int *df);
+
+/* cct_gain_estimate with the moderated variance: the interval is Student's t on its degrees
+ * of freedom around the mean, widened to hold the median; without a prior, cct_gain_estimate. */
+cct_gain_est cct_gain_estimate_pooled(double *log_ratios, size_t n, double prior_var, int prior_df);
+
+/* The robust variance of n deviations (reordered in place) that are each normal with the same
+ * variance apart from stalls: (1.4826 * median |dev|)^2, 0 for n 0.  A stalled cycle moves a
+ * sum of squares by its square, this by one rank. */
+double cct_robust_variance(double *dev, size_t n);
+
+/* One size of a band: the paired gain there (a median of log ratios), the variance of that
+ * estimate and its degrees of freedom. */
+typedef struct cct_stratum {
+    double log_gain, var;
+    int df, cycles;
+} cct_stratum;
+
+/* The band's gain from its sizes (strata): the mean of their gains, its variance the sum of
+ * theirs over n^2, the interval Student's t on the summed degrees of freedom.  A gain that
+ * differs between sizes is no noise: pooling every cycle of every size as one sample counted
+ * that spread against the band.  cycles: the sum; n 0 gives no estimate. */
+cct_gain_est cct_gain_stratified(const cct_stratum *s, size_t n);
+
 /* Student's t quantile for a two-sided 95 % interval with df degrees of freedom (>= 1). */
 double cct_t95(int df);
 

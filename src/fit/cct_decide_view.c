@@ -91,12 +91,80 @@ size_t cct_dview_pair(const cct_dview *x, const cct_dconf *r, const cct_dconf *c
     return tr && tc ? cct_paired_log_ratios(tr, nr, tc, nc, CCT_PAIR_MAX, out) : 0;
 }
 
+size_t cct_dview_grid_index(const cct_dview *x, uint64_t bytes)
+{
+    size_t lo = 0, hi = x->n_grid;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x->grid[mid] < bytes)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < x->n_grid && x->grid[lo] == bytes ? lo : SIZE_MAX;
+}
+
+cct_gain_est cct_dview_estimate(const cct_dview *x, size_t gi, double *lr, size_t n)
+{
+    if (gi >= x->n_grid || !x->var)
+        return cct_gain_estimate(lr, n);
+    int d0 = x->opt->prior_df < x->var_df[gi] ? x->opt->prior_df : x->var_df[gi];
+    return cct_gain_estimate_pooled(lr, n, x->var[gi], d0);
+}
+
 /* The paired gain of c over r at bytes. */
 cct_gain_est cct_dview_paired(const cct_dview *x, const cct_dconf *r, const cct_dconf *c,
                               uint64_t bytes)
 {
     double lr[CCT_PAIR_MAX];
-    return cct_gain_estimate(lr, cct_dview_pair(x, r, c, bytes, lr));
+    size_t n = cct_dview_pair(x, r, c, bytes, lr);
+    return cct_dview_estimate(x, cct_dview_grid_index(x, bytes), lr, n);
+}
+
+/* The pooled cycle-to-cycle variance of one log ratio against NCCL's default at every grid
+ * size: every candidate's deviations from its own mean there, each scaled to unit variance
+ * (by sqrt(n / (n - 1))), robustly (cct_robust_variance); degrees of freedom the sum of n - 1.
+ * A size with fewer than 4 takes the section's pool. */
+static cct_status compute_variance(const cct_dview *x, double *lr, cct_error *err)
+{
+    size_t cap = x->n_cand * CCT_PAIR_MAX + 1, n_all = 0;
+    double *dev = malloc(sizeof *dev * cap), *all = malloc(sizeof *all * cap * x->n_grid);
+    if (!dev || !all) {
+        free(dev);
+        free(all);
+        return cct_error_set(err, CCT_ENOMEM, "out of memory");
+    }
+    int all_df = 0;
+    for (size_t i = 0; i < x->n_grid; i++) {
+        size_t m = 0;
+        int df = 0;
+        for (size_t q = 0; q < x->n_cand && x->base; q++) {
+            size_t k = cct_dview_pair(x, x->base, &x->sec->conf[x->cand[q]], x->grid[i], lr);
+            if (k < 2)
+                continue;
+            double mean = 0.0;
+            for (size_t j = 0; j < k; j++)
+                mean += lr[j] / (double)k;
+            double scale = sqrt((double)k / (double)(k - 1));
+            for (size_t j = 0; j < k; j++) {
+                dev[m++] = (lr[j] - mean) * scale;
+                all[n_all++] = (lr[j] - mean) * scale;
+            }
+            df += (int)k - 1;
+        }
+        x->var[i] = cct_robust_variance(dev, m);
+        x->var_df[i] = df;
+        all_df += df;
+    }
+    double section = cct_robust_variance(all, n_all);
+    for (size_t i = 0; i < x->n_grid; i++)
+        if (x->var_df[i] < 4) {
+            x->var[i] = section;
+            x->var_df[i] = all_df;
+        }
+    free(dev);
+    free(all);
+    return CCT_OK;
 }
 
 /* The forced twin of NCCL's own choice at bytes among the candidates, NULL when unmeasured. */
@@ -182,6 +250,8 @@ void cct_dview_free(cct_dview *v)
     free(v->cand);
     free(v->grid);
     free(v->noise);
+    free(v->var);
+    free(v->var_df);
     free(v->pool);
     memset(v, 0, sizeof *v);
 }
@@ -197,8 +267,10 @@ cct_status cct_dview_init(const cct_dsec *sec, const cct_decide_options *opt, co
     v->cand = malloc(sizeof *v->cand * (sec->n_conf ? sec->n_conf : 1));
     v->grid = malloc(sizeof *v->grid * ng1);
     v->noise = calloc(ng1, sizeof *v->noise);
+    v->var = calloc(ng1, sizeof *v->var);
+    v->var_df = calloc(ng1, sizeof *v->var_df);
     v->pool = opt->cycles ? malloc(sizeof *v->pool * ng1 * CCT_PAIR_MAX) : NULL;
-    if (!v->cand || !v->grid || !v->noise || (opt->cycles && !v->pool)) {
+    if (!v->cand || !v->grid || !v->noise || !v->var || !v->var_df || (opt->cycles && !v->pool)) {
         cct_dview_free(v);
         return cct_error_set(err, CCT_ENOMEM, "out of memory");
     }
@@ -241,7 +313,13 @@ cct_status cct_dview_init(const cct_dsec *sec, const cct_decide_options *opt, co
     int da, dp;
     if (cct_dview_default_choice(v, 0, &da, &dp))
         v->def = sec->n_conf; /* NCCL's choice is known: a rule can name it */
-    if (opt->cycles)
+    if (opt->cycles) {
         compute_noise(v, v->pool); /* the pool is free until the bands are settled */
+        cct_status st = compute_variance(v, v->pool, err);
+        if (st != CCT_OK) {
+            cct_dview_free(v);
+            return st;
+        }
+    }
     return CCT_OK;
 }

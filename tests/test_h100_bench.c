@@ -1,15 +1,18 @@
 /*
- * test_h100_bench.c - the committed bench report of the H100 proof run
- * (tests/data/h100/proofs-2026-12-06) recomputed from the bench's own store.
+ * test_h100_bench.c - committed bench reports of H100 runs recomputed from the benches' own
+ * stores: the proof run (tests/data/h100/proofs-2026-12-06: `ccltune bench t4.yaml --compare
+ * argmin.yaml`) and the two benches of the re-tune run (tests/data/h100/retune-2026-12-06:
+ * `ccltune bench tune-N.yaml --compare argmin-N.yaml --compare prevfit-N.yaml --compare
+ * oldfit-N.yaml`), each on an NVIDIA H100 80GB HBM3 with 4 rank processes sharing it.
  *
- * `ccltune bench t4.yaml --compare argmin.yaml` ran on an NVIDIA H100 80GB HBM3 (4 rank
- * processes sharing it) and wrote bench.md from the points it stored (bench.db.gz).  Here the
- * store is read back: cct_bench_compare_lines() judges t4.yaml (as the plugin applied it and
- * forced) and argmin.yaml on the run's points, and every row of the report's "Tables compared
- * in the same run" section must carry the same sizes, significance counts and ratios to the
- * printed precision; cct_bench_report()'s summary must match the report's "N sizes:
- * geometric-mean ..." line the same way.  A change to how the bench judges a table, or a
- * store that no longer reads as it did, fails here on real GPU data.
+ * Each store is read back: cct_bench_compare_lines() judges the table under test (as the
+ * plugin applied it and forced) and the compared tables on the run's points, and every row of
+ * the report's "Tables compared in the same run" section must carry the same sizes,
+ * significance counts and ratios to the printed precision; cct_bench_report()'s summary must
+ * match the report's "N sizes: geometric-mean ..." line the same way.  A change to how the
+ * bench judges a table, or a store that no longer reads as it did, fails here on real GPU
+ * data.  The re-tune benches also hold what they showed: the fitter's table faster than the
+ * previous fitter's at more sizes than it is slower, and within 2 % of the per-size argmin.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,14 +30,36 @@
 #include "cct_bench_compare.h"
 #include "fixture_test_util.h"
 
-#define DAY "data/h100/proofs-2026-12-06"
 #define WIDTH (CCT_NUM_COLLS + 1)
+#define MAX_CMP 3
 
-static void day_path(char *buf, size_t len, const char *name)
+typedef struct bench_case {
+    const char *dir, *store, *report, *main;
+    const char *compared[MAX_CMP]; /* matched by the end of the report's table name */
+    size_t n_compared;
+} bench_case;
+
+static const bench_case cases[] = {
+    {"data/h100/proofs-2026-12-06", "bench.db.gz", "bench.md", "t4.yaml", {"argmin.yaml"}, 1},
+    {"data/h100/retune-2026-12-06",
+     "bench-1.db.gz",
+     "bench-1.md",
+     "tune-1.yaml",
+     {"argmin-1.yaml", "prevfit-1.yaml", "oldfit-1.yaml"},
+     3},
+    {"data/h100/retune-2026-12-06",
+     "bench-2.db.gz",
+     "bench-2.md",
+     "tune-2.yaml",
+     {"argmin-2.yaml", "prevfit-2.yaml", "oldfit-2.yaml"},
+     3},
+};
+
+static void case_path(char *buf, size_t len, const bench_case *c, const char *name)
 {
     const char *src = getenv("CCT_TEST_SRCDIR");
     assert_non_null(src);
-    snprintf(buf, len, "%s/" DAY "/%s", src, name);
+    snprintf(buf, len, "%s/%s/%s", src, c->dir, name);
 }
 
 static char *trim(char *s)
@@ -47,15 +72,21 @@ static char *trim(char *s)
     return s;
 }
 
-/* Row index in the compare lines of a report's table name: 0 plugin, 1 forced, 2 argmin. */
-static int row_of(const char *name)
+/* Row index in the compare lines of a report's table name: 0 plugin, 1 forced, 2 + k the k-th
+ * compared table. */
+static int row_of(const bench_case *c, const char *name)
 {
     if (strcmp(name, "under test (plugin)") == 0)
         return 0;
     if (strcmp(name, "under test (forced)") == 0)
         return 1;
     size_t n = strlen(name);
-    return n >= 11 && strcmp(name + n - 11, "argmin.yaml") == 0 ? 2 : -1;
+    for (size_t k = 0; k < c->n_compared; k++) {
+        size_t m = strlen(c->compared[k]);
+        if (n >= m + 1 && name[n - m - 1] == '/' && strcmp(name + n - m, c->compared[k]) == 0)
+            return 2 + (int)k;
+    }
+    return -1;
 }
 
 /* The figure as the report prints it. */
@@ -69,7 +100,7 @@ static void assert_printed(double value, const char *printed)
 
 /* One "| coll | table | sizes | vs default | vs main | faster / slower |" row checked
  * against lines; false when the line is not such a row. */
-static bool check_row(char *line, const cct_compare_line *lines)
+static bool check_row(const bench_case *c, char *line, const cct_compare_line *lines)
 {
     char *field[7];
     int n = 0;
@@ -81,7 +112,7 @@ static bool check_row(char *line, const cct_compare_line *lines)
     if (n != 6)
         return false;
     int coll = strcmp(field[0], "all") == 0 ? CCT_NUM_COLLS : cct_coll_from_name(field[0]);
-    int row = row_of(field[1]);
+    int row = row_of(c, field[1]);
     if (coll < 0 || row < 0)
         return false;
     const cct_compare_line *l = &lines[(size_t)row * WIDTH + (size_t)coll];
@@ -97,25 +128,27 @@ static bool check_row(char *line, const cct_compare_line *lines)
     return true;
 }
 
-static void test_compared_tables(void **state)
+static void compared_tables(const bench_case *c)
 {
-    (void)state;
-    char store_path[PATH_MAX], t4_path[PATH_MAX], argmin_path[PATH_MAX], report[PATH_MAX];
-    day_path(store_path, sizeof store_path, "bench.db.gz");
-    day_path(t4_path, sizeof t4_path, "t4.yaml");
-    day_path(argmin_path, sizeof argmin_path, "argmin.yaml");
-    day_path(report, sizeof report, "bench.md");
+    char store_path[PATH_MAX], main_path[PATH_MAX], path[PATH_MAX], report[PATH_MAX];
+    case_path(store_path, sizeof store_path, c, c->store);
+    case_path(main_path, sizeof main_path, c, c->main);
+    case_path(report, sizeof report, c, c->report);
     cct_error err;
     cct_error_clear(&err);
-    cct_table t4, argmin;
-    if (cct_table_load_file(t4_path, &t4, &err) != CCT_OK ||
-        cct_table_load_file(argmin_path, &argmin, &err) != CCT_OK)
+    cct_table main, cmp[MAX_CMP];
+    if (cct_table_load_file(main_path, &main, &err) != CCT_OK)
         fail_msg("%s", err.msg);
+    for (size_t k = 0; k < c->n_compared; k++) {
+        case_path(path, sizeof path, c, c->compared[k]);
+        if (cct_table_load_file(path, &cmp[k], &err) != CCT_OK)
+            fail_msg("%s", err.msg);
+    }
     cct_store *st;
     if (cct_store_open(store_path, true, &st, &err) != CCT_OK)
         fail_msg("%s", err.msg);
-    cct_compare_line lines[3 * WIDTH];
-    if (cct_bench_compare_lines(st, 1, &t4, &argmin, 1, lines, &err) != CCT_OK)
+    cct_compare_line lines[(2 + MAX_CMP) * WIDTH];
+    if (cct_bench_compare_lines(st, 1, &main, cmp, c->n_compared, lines, &err) != CCT_OK)
         fail_msg("%s", err.msg);
 
     FILE *f = fopen(report, "r");
@@ -127,25 +160,38 @@ static void test_compared_tables(void **state)
         if (strstr(line, "## Tables compared in the same run"))
             section = true;
         else if (section && line[0] == '|' && !strstr(line, "---") && !strstr(line, "| table |"))
-            rows += check_row(line, lines);
+            rows += check_row(c, line, lines);
     }
     fclose(f);
     assert_true(section);
-    /* three tables in three collectives and over all: every one of them checked */
-    assert_int_equal(rows, 3 * 4);
+    /* every table in three collectives and over all: each row checked */
+    assert_int_equal(rows, (2 + c->n_compared) * 4);
     /* the forced table under test against itself is exactly even */
     assert_true(fabs(lines[1 * WIDTH + CCT_NUM_COLLS].vs_main - 1.0) < 1e-12);
+    if (c->n_compared == MAX_CMP) {
+        const cct_compare_line *argmin = &lines[2 * WIDTH + CCT_NUM_COLLS],
+                               *prev = &lines[3 * WIDTH + CCT_NUM_COLLS];
+        assert_true(prev->slower_sig > prev->faster_sig); /* the previous fitter lost sizes */
+        assert_true(argmin->vs_main > 0.98 && argmin->vs_main < 1.02);
+    }
     cct_store_close(st);
-    cct_table_destroy(&t4);
-    cct_table_destroy(&argmin);
+    cct_table_destroy(&main);
+    for (size_t k = 0; k < c->n_compared; k++)
+        cct_table_destroy(&cmp[k]);
 }
 
-static void test_summary_line(void **state)
+static void test_compared_tables(void **state)
 {
     (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        compared_tables(&cases[i]);
+}
+
+static void summary_line(const bench_case *c)
+{
     char store_path[PATH_MAX], report[PATH_MAX];
-    day_path(store_path, sizeof store_path, "bench.db.gz");
-    day_path(report, sizeof report, "bench.md");
+    case_path(store_path, sizeof store_path, c, c->store);
+    case_path(report, sizeof report, c, c->report);
     cct_error err;
     cct_error_clear(&err);
     cct_store *st;
@@ -174,8 +220,15 @@ static void test_summary_line(void **state)
         found |= strncmp(line, want, strlen(want)) == 0;
     fclose(f);
     if (!found)
-        fail_msg("bench.md has no line \"%s\"", want);
+        fail_msg("%s has no line \"%s\"", c->report, want);
     assert_int_equal(sum.rows, 3 * 13); /* allgather, reducescatter, allreduce: 1 KiB - 64 MiB */
+}
+
+static void test_summary_line(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        summary_line(&cases[i]);
 }
 
 int main(void)

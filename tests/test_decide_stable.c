@@ -1,12 +1,13 @@
 /*
  * test_decide_stable.c - the rules that make decisions statistics, not luck (suite `unit`):
  * the paired per-cycle gain and its interval, the size's pooled (robust) spread and the
- * moderated interval it gives, a band's gain from its sizes, the significance rule against the
- * run's A/A noise floor, the order among configurations that are not significantly different, the
- * readable grid band edges sit on, and a section decided from per-cycle samples (a clear
- * gain taken with its evidence on the rule; the same gain refused where NCCL's default and
- * its forced twin differ as much; two equal candidates resolved the same way whichever
- * happened to be faster; a gain no single size shows that its band does).  docs/fitting.md, "Stable decisions", states each rule.
+ * moderated interval it gives, a band's gain from its sizes, the significance rule against
+ * the run's A/A noise floor, the order among configurations that are not significantly
+ * different, the readable grid band edges sit on, and a section decided from per-cycle
+ * samples (a clear gain taken with its evidence on the rule; the same gain refused where
+ * NCCL's default and its forced twin differ as much; two equal candidates resolved the same
+ * way whichever happened to be faster; a gain no single size shows that its band does).
+ * docs/fitting.md, "Stable decisions", states each rule.
  */
 #include <setjmp.h>
 #include <stdarg.h>

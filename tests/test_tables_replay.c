@@ -48,12 +48,12 @@ static const replay_case cases[] = {
      "H200 x2, one rank per GPU (NVLink); schedule keeps the Simple twin of the default", "",
      false},
     /* H200 x4: written on the GPU by `ccltune tune` (rules and the nccl_constants it fitted from
-     * the NCCL model printout stored with the run) and benched as written */
+     * the NCCL model printout stored with the run), benched as written, refitted since */
     {"tables/h200-nvlink-4ranks.yaml", "tests/data/h200/run-2026-11-29d/tune-nvlink-4.db.gz",
      "H200 x4, one rank per GPU (NVLink)", "", true},
     /* H100, NCCL 2.30.7 built from source, chunk sizes searched (nccl,64K,256K,1M): written by
-     * `ccltune tune` with the nccl_constants it fitted from 2.30.7's model printout, and benched
-     * as written */
+     * `ccltune tune` with the nccl_constants it fitted from 2.30.7's model printout; these
+     * refitted tables benched as committed (tests/data/h100/nccl230-2026-12-06/refit/) */
     {"tables/h100-nccl230-2ranks.yaml", "tests/data/h100/nccl230-2026-12-06/tune230-2.db.gz",
      "H100, 2 rank processes sharing the GPU (MPS, NCCL_HOSTID per rank), NCCL 2.30.7 built from "
      "source",

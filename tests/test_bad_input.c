@@ -410,6 +410,14 @@ static void flags(void)
          recording, "--nccl-versions", "2.30..2.28", NULL);
     flag("tune: NCCL version with a wildcard", "'2.*' is not an NCCL version", "tune", "--recorded",
          recording, "--no-plots", "--nccl-versions", "2.*", NULL);
+    char bad_previous[4300];
+    snprintf(bad_previous, sizeof bad_previous, "%s/tests/bad_tables/channels-negative.yaml", repo);
+    flag("fit: previous table that does not load", "--previous: ", "fit", "--store", recording,
+         "--previous", bad_previous, NULL);
+    flag("fit: previous table with the argmin", "exclude each other", "fit", "--store", recording,
+         "--previous", table, "--argmin", NULL);
+    flag("tune: previous table that does not exist", "--previous: ", "tune", "--recorded",
+         recording, "--no-plots", "--previous", tmp_path("no-such.yaml"), NULL);
 }
 
 static void run_case(bad_case *c)

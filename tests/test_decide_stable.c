@@ -6,7 +6,8 @@
  * different, the readable grid band edges sit on, and a section decided from per-cycle
  * samples (a clear gain taken with its evidence on the rule; the same gain refused where
  * NCCL's default and its forced twin differ as much; two equal candidates resolved the same
- * way whichever happened to be faster; a gain no single size shows that its band does).
+ * way whichever happened to be faster; a gain no single size shows that its band does; the
+ * choices of the table a re-tune replaces kept where the new measurements allow).
  * docs/fitting.md, "Stable decisions", states each rule.
  */
 #include <setjmp.h>
@@ -618,6 +619,89 @@ static void test_band_shows_what_a_size_cannot(void **state)
     free(s);
 }
 
+/* A previous table naming one configuration over every size (allreduce, 4 ranks, 4 nodes). */
+static void previous_table(cct_table *t, int algo, int proto, int channels)
+{
+    cct_table_init(t);
+    cct_section *sec = cct_table_add_section(t, CCT_COLL_ALLREDUCE, 4, 4);
+    assert_non_null(sec);
+    cct_rule r;
+    memset(&r, 0, sizeof r);
+    r.min_bytes = 0;
+    r.max_bytes = CCT_BYTES_INF;
+    r.algo = algo;
+    r.proto = proto;
+    r.channels = channels;
+    assert_int_equal(cct_section_add_rule(sec, &r), CCT_OK);
+}
+
+static const cct_section *decide_after(synth *s, const cct_table *previous, cct_table *t)
+{
+    cct_decide_options opt;
+    cct_decide_options_default(&opt);
+    opt.cycles = &s->cyc;
+    opt.previous = previous;
+    cct_error err;
+    cct_table_init(t);
+    if (cct_build_section(s->p, s->n, &opt, t, &err) != CCT_OK)
+        fail_msg("%s", err.msg);
+    return &t->sections[0];
+}
+
+/* A re-tune with the table it replaces: of two equal candidates the previous one stays (the
+ * tie order alone would take the other); a clear gain replaces NCCL's choice as before; a
+ * gain that only its band shows does not replace a previous "left to NCCL". */
+static void test_previous_choice_stays_within_noise(void **state)
+{
+    (void)state;
+    synth *s = malloc(sizeof *s);
+    cct_table prev, t;
+    make(s, 0.01, 1.30, 1.32); /* tree/simple 2 and 64 channels within 2 % */
+    previous_table(&prev, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 64);
+    const cct_section *sec = decide_after(s, &prev, &t);
+    assert_int_equal(sec->n_rules, 1);
+    assert_int_equal(sec->rules[0].channels, 64);
+    cct_table_destroy(&t);
+    cct_table_destroy(&prev);
+    previous_table(&prev, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0); /* NCCL's own choice */
+    sec = decide_after(s, &prev, &t);
+    assert_int_equal(sec->rules[0].algo, CCT_ALGO_TREE); /* 30 % in every cycle */
+    assert_int_equal(sec->rules[0].channels, 2);
+    cct_table_destroy(&t);
+    cct_cycles_free(&s->cyc);
+
+    /* 12 % whose cycles scatter by 15-20 %: significant over the band, not at any size */
+    memset(s, 0, sizeof *s);
+    cct_cycles_init(&s->cyc);
+    static const double drift[CYC] = {1.0, 1.05, 0.97, 1.02};
+    static const double scatter[CYC] = {1.0, 1.2, 0.85, 1.0};
+    static const double aa[CYC] = {1.0, 0.95, 1.04, 1.01};
+    double f[CYC], tw[CYC];
+    for (int c = 0; c < CYC; c++) {
+        f[c] = drift[c] * scatter[c];
+        tw[c] = drift[c] * aa[c];
+    }
+    for (int i = 0; i < NS; i++) {
+        uint64_t n = (uint64_t)4096 << i;
+        double tl = ft_line(20.0, 3.0, n);
+        add(s, CCT_DEFAULT, CCT_DEFAULT, 0, n, tl, drift);
+        add(s, CCT_ALGO_RING, CCT_PROTO_SIMPLE, 0, n, tl, tw);
+        add(s, CCT_ALGO_TREE, CCT_PROTO_SIMPLE, 0, n, tl / 1.12, f);
+    }
+    cct_cycles_sort(&s->cyc);
+    sec = decide_after(s, NULL, &t);
+    for (int i = 0; i < NS; i++)
+        assert_int_equal(cct_section_lookup(sec, (uint64_t)4096 << i)->algo, CCT_ALGO_TREE);
+    cct_table_destroy(&t);
+    sec = decide_after(s, &prev, &t);
+    for (int i = 0; i < NS; i++)
+        assert_int_equal(cct_section_lookup(sec, (uint64_t)4096 << i)->algo, CCT_ALGO_RING);
+    cct_table_destroy(&t);
+    cct_table_destroy(&prev);
+    cct_cycles_free(&s->cyc);
+    free(s);
+}
+
 static void test_estimated_slower(void **state)
 {
     (void)state;
@@ -684,6 +768,7 @@ int main(void)
         cmocka_unit_test(test_robust_variance),
         cmocka_unit_test(test_stratified_band_gain),
         cmocka_unit_test(test_band_shows_what_a_size_cannot),
+        cmocka_unit_test(test_previous_choice_stays_within_noise),
         cmocka_unit_test(test_estimated_slower),
         cmocka_unit_test(test_noise_floor_of_the_section),
     };

@@ -113,6 +113,20 @@ static void fit_as(const char *store_path, bool no_cycles, bool argmin, cct_tabl
     cct_store_close(st);
 }
 
+/* The fitter's table of a store given the table it replaces. */
+static void fit_after(const char *store_path, const cct_table *previous, cct_table *t)
+{
+    cct_store *st = NULL;
+    cct_error err;
+    assert_int_equal(cct_store_open(store_path, true, &st, &err), CCT_OK);
+    cct_fit_table_options o;
+    cct_fit_table_options_default(&o);
+    o.decide.previous = previous;
+    if (cct_fit_table_from_store(st, &o, t, NULL, &err) != CCT_OK)
+        fail_msg("%s: %s", store_path, err.msg);
+    cct_store_close(st);
+}
+
 static void fit(const char *store_path, bool no_cycles, cct_table *t)
 {
     fit_as(store_path, no_cycles, false, t);
@@ -338,6 +352,56 @@ static void test_retunes_agree(void **state)
     }
 }
 
+/* A re-tune given the table it replaces (`fit --previous`): three tunes of one setup, each
+ * second one fitted with the first one's table.  The pair agrees at >= 95 % of the sizes, and
+ * the re-tune loses nothing the third store can see against the same store fitted alone. */
+static void test_retunes_with_previous_agree(void **state)
+{
+    (void)state;
+    static const char *const days[] = {"h200/retune-2026-12-06", "h100/retune-2026-12-06"};
+    static const int order[3][3] = {{1, 2, 3}, {1, 3, 2}, {2, 3, 1}};
+    for (size_t d = 0; d < sizeof days / sizeof days[0]; d++) {
+        char dir[] = "/tmp/cct-previous-XXXXXX", path[3][1100], rel[300];
+        assert_non_null(mkdtemp(dir));
+        for (int i = 0; i < 3; i++) {
+            char name[16];
+            snprintf(rel, sizeof rel, "tests/data/%s/tune-%d.db.gz", days[d], i + 1);
+            snprintf(name, sizeof name, "t%d.db", i + 1);
+            local_copy(rel, dir, name, path[i], sizeof path[i]);
+        }
+        for (int k = 0; k < 3; k++) {
+            const char *a = path[order[k][0] - 1], *b = path[order[k][1] - 1],
+                       *c = path[order[k][2] - 1];
+            cct_table ta, tb, tbp;
+            fit(a, false, &ta);
+            fit(b, false, &tb);
+            fit_after(b, &ta, &tbp);
+            cct_agreement plain, kept;
+            cct_error err;
+            assert_int_equal(cct_table_agreement(&ta, &tb, 1024, 64u << 20, 4, &plain, &err),
+                             CCT_OK);
+            assert_int_equal(cct_table_agreement(&ta, &tbp, 1024, 64u << 20, 4, &kept, &err),
+                             CCT_OK);
+            double ap = (double)plain.agree / (double)plain.sizes,
+                   ak = (double)kept.agree / (double)kept.sizes;
+            double gp = judged_gain(&tb, c), gk = judged_gain(&tbp, c);
+            print_message("%s tune %d, then tune %d: %.1f %% of sizes as before with --previous "
+                          "(%.1f %% without); judged by tune %d: %.3fx (%.3fx without)\n",
+                          days[d], order[k][0], order[k][1], 100.0 * ak, 100.0 * ap, order[k][2],
+                          gk, gp);
+            assert_true(ak >= 0.95);
+            assert_true(ak >= ap);
+            assert_true(gk >= gp - 0.01);
+            cct_table_destroy(&ta);
+            cct_table_destroy(&tb);
+            cct_table_destroy(&tbp);
+        }
+        char cmd[1200];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        assert_int_equal(system(cmd), 0);
+    }
+}
+
 /* The argmin table of a recorded store chooses, at every measured size, the configuration
  * with the smallest measured median there (NCCL's own choice when its default or the forced
  * twin of its choice is the fastest), and never LL128 where the store's verdict forbids it. */
@@ -401,6 +465,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_cycles_agree),
         cmocka_unit_test(test_retunes_agree),
+        cmocka_unit_test(test_retunes_with_previous_agree),
         cmocka_unit_test(test_argmin_is_fastest_measured),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,6 +42,10 @@ static void help(FILE *out)
             "                        comma-separated; written as fingerprint.nccl_versions\n"
             "  --cc X.Y              the GPU's compute capability, for imported runs that lack it\n"
             "  --accuracy            print model accuracy (in-sample and cross-validated)\n"
+            "  --previous TABLE      the table this fit replaces: where its choice is still\n"
+            "                        not significantly slower than the best, it stays; where\n"
+            "                        it left a size to NCCL, a new choice must be significant\n"
+            "                        there (a re-tune then changes what the measurements show)\n"
             "  --argmin              the per-size argmin table instead (fastest measured\n"
             "                        configuration per size, NCCL's example tuner script)\n\n"
             "Exit status: 0 the table is written, 1 the store could not be read or the fit or\n"
@@ -51,7 +55,8 @@ static void help(FILE *out)
 /* The command line of one fit. */
 typedef struct fit_args {
     const char *store_path;
-    const char *out_path; /* NULL: stdout */
+    const char *out_path;      /* NULL: stdout */
+    const char *previous_path; /* --previous; NULL: none */
     bool accuracy;
     cct_fit_table_options fo;
 } fit_args;
@@ -75,9 +80,11 @@ static int parse_args(int argc, char **argv, fit_args *a)
                                          {"argmin", no_argument, NULL, 'm'},
                                          {"nccl-versions", required_argument, NULL, 'V'},
                                          {"include-production", no_argument, NULL, 'P'},
+                                         {"previous", required_argument, NULL, 'R'},
                                          {NULL, 0, NULL, 0}};
     a->store_path = "measurements.db";
     a->out_path = NULL;
+    a->previous_path = NULL;
     a->accuracy = false;
     cct_fit_table_options *fo = &a->fo;
     cct_fit_table_options_default(fo);
@@ -137,6 +144,9 @@ static int parse_args(int argc, char **argv, fit_args *a)
         case 'm':
             fo->argmin = true;
             break;
+        case 'R':
+            a->previous_path = optarg;
+            break;
         case 'c':
             fo->cc = cct_cc_parse(optarg);
             if (fo->cc <= 0)
@@ -152,6 +162,10 @@ static int parse_args(int argc, char **argv, fit_args *a)
     }
     if (optind < argc)
         return cct_cli_extra_args("fit", argc, argv);
+    if (a->previous_path && fo->argmin)
+        return cct_cli_usage_error("fit", "--previous and --argmin exclude each other (the "
+                                          "argmin takes the fastest measured, whatever came "
+                                          "before)");
     return CCT_EXIT_OK;
 }
 
@@ -233,14 +247,25 @@ int cct_cmd_fit(int argc, char **argv)
     if (rc != CCT_EXIT_OK)
         return rc < 0 ? CCT_EXIT_OK : rc;
     cct_error err;
+    cct_table previous;
+    if (a.previous_path) {
+        if (cct_table_load_file(a.previous_path, &previous, &err) != CCT_OK)
+            return cct_cli_fail("fit", "--previous: %s", err.msg);
+        a.fo.decide.previous = &previous;
+    }
     cct_store *store = NULL;
-    if (cct_store_open(a.store_path, true, &store, &err) != CCT_OK)
+    if (cct_store_open(a.store_path, true, &store, &err) != CCT_OK) {
+        if (a.previous_path)
+            cct_table_destroy(&previous);
         return cct_cli_fail("fit", "%s", err.msg);
+    }
     cct_table table;
     cct_fit_table_summary sum;
     cct_status st = cct_fit_table_from_store(store, &a.fo, &table, &sum, &err);
     if (st != CCT_OK) {
         cct_store_close(store);
+        if (a.previous_path)
+            cct_table_destroy(&previous);
         return cct_cli_fail("fit", "%s", err.msg);
     }
     if (a.out_path)
@@ -253,6 +278,8 @@ int cct_cmd_fit(int argc, char **argv)
     if (code == CCT_EXIT_OK && a.accuracy)
         print_accuracy(store, &a.fo, &table);
     cct_table_destroy(&table);
+    if (a.previous_path)
+        cct_table_destroy(&previous);
     cct_store_close(store);
     return code;
 }

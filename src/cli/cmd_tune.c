@@ -52,6 +52,10 @@ static void help(FILE *out)
             "                      source tree: 4 rank processes on an H200, with NCCL's\n"
             "                      model printout for the constants]\n"
             "  --note TEXT         provenance note for the table\n"
+            "  --previous TABLE    the table this tune replaces (may be the -o file): its\n"
+            "                      choices stay where the new measurements do not show them\n"
+            "                      significantly slower, as for ccltune fit; read before the\n"
+            "                      search starts\n"
             "  --nccl-versions SPEC\n"
             "                      also apply the table on these NCCL releases, as for\n"
             "                      ccltune fit (e.g. 2.28, 2.28..2.30)\n"
@@ -192,6 +196,7 @@ enum {
     OPT_RECORDED,
     OPT_NOTE,
     OPT_NCCL_VERSIONS,
+    OPT_PREVIOUS,
     OPT_SEARCH
 };
 
@@ -211,6 +216,7 @@ static const struct option *tune_options(void)
         {"recorded", required_argument, NULL, OPT_RECORDED},
         {"note", required_argument, NULL, OPT_NOTE},
         {"nccl-versions", required_argument, NULL, OPT_NCCL_VERSIONS},
+        {"previous", required_argument, NULL, OPT_PREVIOUS},
         {"help", no_argument, NULL, 'h'},
     };
     static size_t n = 0;
@@ -248,6 +254,7 @@ static void flag_names(char **args, int n, char *buf, size_t len)
 
 typedef struct tune_args {
     const char *out_path, *store_path, *plots, *recorded, *note;
+    const char *previous;      /* --previous; NULL when absent */
     const char *nccl_versions; /* --nccl-versions, checked; NULL when absent */
     bool do_plots, do_constants;
     bool plots_asked;   /* --plots given: the plots are required */
@@ -262,6 +269,7 @@ static int parse_args(int argc, char **argv, tune_args *a)
     *a = (tune_args){"ccltune-table.yaml",
                      "measurements.db",
                      "plots",
+                     NULL,
                      NULL,
                      NULL,
                      NULL,
@@ -302,6 +310,9 @@ static int parse_args(int argc, char **argv, tune_args *a)
         case OPT_NOTE:
             a->note = optarg;
             break;
+        case OPT_PREVIOUS:
+            a->previous = optarg;
+            break;
         case OPT_NCCL_VERSIONS: {
             cct_error perr;
             if (cct_parse_nccl_versions("--nccl-versions", optarg, NULL, &perr) != CCT_OK)
@@ -335,20 +346,13 @@ static int parse_args(int argc, char **argv, tune_args *a)
     return CCT_EXIT_OK;
 }
 
-int cct_cmd_tune(int argc, char **argv)
+/* The measuring (or the recorded store), the fit, the table and the plots of one tune. */
+static int tune_measured(tune_args *ap, cct_fit_table_options *fop)
 {
-    tune_args a;
-    int rc = parse_args(argc, argv, &a);
-    if (rc != CCT_EXIT_OK) {
-        free(a.search_argv);
-        return rc < 0 ? CCT_EXIT_OK : rc;
-    }
+    tune_args a = *ap;
+    cct_fit_table_options fo = *fop;
     const char *out_path = a.out_path, *store_path = a.store_path, *plots = a.plots;
     bool do_plots = a.do_plots, do_constants = a.do_constants;
-    cct_fit_table_options fo;
-    cct_fit_table_options_default(&fo);
-    fo.note = a.note;
-    fo.nccl_versions = a.nccl_versions;
     const char *fit_store = store_path;
     if (!a.recorded && have_gpu()) {
         long long run = run_search(a.search_argv);
@@ -424,5 +428,32 @@ int cct_cmd_tune(int argc, char **argv)
     cct_table_destroy(&table);
     if (code == CCT_EXIT_OK)
         printf("%s\n", out_path);
+    return code;
+}
+
+int cct_cmd_tune(int argc, char **argv)
+{
+    tune_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc != CCT_EXIT_OK) {
+        free(a.search_argv);
+        return rc < 0 ? CCT_EXIT_OK : rc;
+    }
+    cct_fit_table_options fo;
+    cct_fit_table_options_default(&fo);
+    fo.note = a.note;
+    fo.nccl_versions = a.nccl_versions;
+    cct_table previous; /* read before measuring: a bad file must not cost a search */
+    if (a.previous) {
+        cct_error perr;
+        if (cct_table_load_file(a.previous, &previous, &perr) != CCT_OK) {
+            free(a.search_argv);
+            return cct_cli_fail("tune", "--previous: %s", perr.msg);
+        }
+        fo.decide.previous = &previous;
+    }
+    int code = tune_measured(&a, &fo);
+    if (a.previous)
+        cct_table_destroy(&previous);
     return code;
 }

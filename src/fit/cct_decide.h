@@ -51,6 +51,11 @@ typedef struct cct_decide_options {
      * point's statistics only (imported logs).  With them, NCCL's choice is left only where
      * the paired per-cycle gain is significant and above the run's A/A noise floor. */
     const struct cct_cycles *cycles;
+    /* The table this fit replaces, or NULL: with cycles, at each size where its choice is
+     * still a candidate and not significantly slower than the best, it stays; where it left
+     * the size to NCCL, a new choice must be significant at that size.  A re-tune then
+     * changes what the new measurements show changed, not what noise reordered. */
+    const cct_table *previous;
     int prior_df; /* with cycles: weight, in degrees of freedom, of the size's pooled spread in
                    * each paired interval (cct_gain_estimate_pooled) (4); 0: each pair alone */
     uint64_t buffsize, ll_buffsize, ll128_buffsize; /* NCCL_*BUFFSIZE of the rules; 0: default */

@@ -147,11 +147,52 @@ static bool clears(const cct_gain_est *g, double noise, double guard)
     return g->cycles >= 2 && g->log_gain > fmax(noise, log1p(guard));
 }
 
+/* The previous table's choice at grid index gi given this fit's choice win (an index into
+ * sec->conf, not x->def) and the best candidate best: its configuration (algorithm, protocol,
+ * channels) where it still clears the floor and the guard here and is not significantly slower
+ * than the best beyond the tie; NCCL's choice where the previous table left the size to NCCL
+ * and win's gain is not significant here; else win.  The previous rule's buffer sizes are the
+ * table's, as are this fit's. */
+static size_t keep_previous(const cct_dview *x, size_t gi, size_t win, size_t best, int da, int dp)
+{
+    const cct_table *prev = x->opt->previous;
+    const cct_section *ps =
+        prev ? cct_table_find_section(prev, x->sec->coll, x->sec->ranks, x->sec->nodes, 1, 0)
+             : NULL;
+    uint64_t bytes = x->grid[gi];
+    const cct_rule *pr = ps ? cct_section_lookup(ps, bytes) : NULL;
+    if (!pr)
+        return win;
+    const cct_dconf *conf = x->sec->conf;
+    double noise = x->noise[gi], guard = x->opt->max_loss_default;
+    if (pr->channels == 0 && pr->algo == da && pr->proto == dp) {
+        cct_gain_est g = cct_dview_paired(x, x->base, &conf[win], bytes);
+        return cct_gain_significant(&g, noise, guard) ? win : x->def;
+    }
+    for (size_t q = 0; q < x->n_cand; q++) {
+        size_t i = x->cand[q];
+        const cct_config *c = &conf[i].cfg;
+        if (c->algo != pr->algo || c->proto != pr->proto || c->channels != pr->channels)
+            continue;
+        if (i == win)
+            return win;
+        cct_gain_est g = cct_dview_paired(x, x->base, &conf[i], bytes);
+        double lr[CCT_PAIR_MAX];
+        size_t k = cct_dview_pair(x, &conf[i], &conf[best], bytes, lr);
+        cct_gain_est behind = cct_dview_estimate(x, gi, lr, k); /* log(t_i / t_best) */
+        return clears(&g, noise, guard) && !cct_gain_significant(&behind, noise, x->opt->paired_tie)
+                   ? i
+                   : win;
+    }
+    return win;
+}
+
 /* The choice at grid index gi from per-cycle pairs: NCCL's choice unless a candidate measured
  * here clears the noise floor and the guard in its estimate (clears); then, among those that
  * do, are not clearly slower than the best and not estimated slower than it by more than
- * paired_tie, the first in the tie order (cct_decide_tie_order).  *ok false: no paired data
- * here, the statistics-only pick() decides. */
+ * paired_tie, the first in the tie order (cct_decide_tie_order); with a previous table, its
+ * choice where it still holds (keep_previous).  *ok false: no paired data here, the
+ * statistics-only pick() decides. */
 static size_t pick_paired(const cct_dview *x, size_t gi, bool *ok, size_t *best_out)
 {
     uint64_t bytes = x->grid[gi];
@@ -196,7 +237,8 @@ static size_t pick_paired(const cct_dview *x, size_t gi, bool *ok, size_t *best_
             win = i;
     }
     win = channels_to_nccl(x, win, gi, da, dp);
-    return is_default_twin(x, win, bytes) ? x->def : win;
+    win = keep_previous(x, gi, win, best, da, dp);
+    return win != x->def && is_default_twin(x, win, bytes) ? x->def : win;
 }
 
 void cct_dbands_free(cct_dbands *d)

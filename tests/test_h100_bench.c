@@ -3,7 +3,8 @@
  * stores: the proof run (tests/data/h100/proofs-2026-12-06: `ccltune bench t4.yaml --compare
  * argmin.yaml`) and the two benches of the re-tune run (tests/data/h100/retune-2026-12-06:
  * `ccltune bench tune-N.yaml --compare argmin-N.yaml --compare prevfit-N.yaml --compare
- * oldfit-N.yaml`), each on an NVIDIA H100 80GB HBM3 with 4 rank processes sharing it.
+ * oldfit-N.yaml`) and the one of its second/ folder, each on an NVIDIA H100 80GB HBM3 with 4
+ * rank processes sharing it.
  *
  * Each store is read back: cct_bench_compare_lines() judges the table under test (as the
  * plugin applied it and forced) and the compared tables on the run's points, and every row of
@@ -42,6 +43,12 @@ typedef struct bench_case {
 static const bench_case cases[] = {
     {"data/h100/proofs-2026-12-06", "bench.db.gz", "bench.md", "t4.yaml", {"argmin.yaml"}, 1},
     {"data/h100/retune-2026-12-06",
+     "bench-1.db.gz",
+     "bench-1.md",
+     "tune-1.yaml",
+     {"argmin-1.yaml", "prevfit-1.yaml", "oldfit-1.yaml"},
+     3},
+    {"data/h100/retune-2026-12-06/second",
      "bench-1.db.gz",
      "bench-1.md",
      "tune-1.yaml",

@@ -99,7 +99,8 @@ static void split_store(const char *src, const char *dst, int parity)
     cct_store_close(out);
 }
 
-static void fit_as(const char *store_path, bool no_cycles, bool argmin, cct_table *t)
+static void fit_with(const char *store_path, bool no_cycles, bool argmin, const cct_table *previous,
+                     cct_table *t)
 {
     cct_store *st = NULL;
     cct_error err;
@@ -108,23 +109,21 @@ static void fit_as(const char *store_path, bool no_cycles, bool argmin, cct_tabl
     cct_fit_table_options_default(&o);
     o.no_cycles = no_cycles;
     o.argmin = argmin;
+    o.decide.previous = previous;
     if (cct_fit_table_from_store(st, &o, t, NULL, &err) != CCT_OK)
         fail_msg("%s: %s", store_path, err.msg);
     cct_store_close(st);
 }
 
+static void fit_as(const char *store_path, bool no_cycles, bool argmin, cct_table *t)
+{
+    fit_with(store_path, no_cycles, argmin, NULL, t);
+}
+
 /* The fitter's table of a store given the table it replaces. */
 static void fit_after(const char *store_path, const cct_table *previous, cct_table *t)
 {
-    cct_store *st = NULL;
-    cct_error err;
-    assert_int_equal(cct_store_open(store_path, true, &st, &err), CCT_OK);
-    cct_fit_table_options o;
-    cct_fit_table_options_default(&o);
-    o.decide.previous = previous;
-    if (cct_fit_table_from_store(st, &o, t, NULL, &err) != CCT_OK)
-        fail_msg("%s: %s", store_path, err.msg);
-    cct_store_close(st);
+    fit_with(store_path, false, false, previous, t);
 }
 
 static void fit(const char *store_path, bool no_cycles, cct_table *t)

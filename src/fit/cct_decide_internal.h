@@ -151,6 +151,10 @@ size_t cct_dview_pair(const cct_dview *x, const cct_dconf *r, const cct_dconf *c
  * with the size's pooled variance as a prior (cct_gain_estimate_pooled). */
 cct_gain_est cct_dview_estimate(const cct_dview *x, size_t gi, double *lr, size_t n);
 
+/* The weight, in degrees of freedom, of grid index gi's pooled variance as a prior: prior_df,
+ * at most the pool's own degrees of freedom. */
+int cct_dview_prior_df(const cct_dview *x, size_t gi);
+
 /* The grid index of bytes; SIZE_MAX when it is not on the grid. */
 size_t cct_dview_grid_index(const cct_dview *x, uint64_t bytes);
 

@@ -156,8 +156,8 @@ static bool band_paired_evidence(const cct_dview *x, const cct_dband *b, cct_str
         size_t m = cct_dview_pair(x, x->base, w, x->grid[i], x->pool);
         if (m < 2)
             continue;
-        int d0 = x->opt->prior_df < x->var_df[i] ? x->opt->prior_df : x->var_df[i], df;
-        double v = cct_moderated_variance(x->pool, m, x->var[i], d0, &df);
+        int df;
+        double v = cct_moderated_variance(x->pool, m, x->var[i], cct_dview_prior_df(x, i), &df);
         cct_gain_est g = cct_gain_estimate(x->pool, m);
         st[n++] = (cct_stratum){g.log_gain, v / (double)m, df, (int)m};
         noise += x->noise[i];

@@ -104,12 +104,16 @@ size_t cct_dview_grid_index(const cct_dview *x, uint64_t bytes)
     return lo < x->n_grid && x->grid[lo] == bytes ? lo : SIZE_MAX;
 }
 
+int cct_dview_prior_df(const cct_dview *x, size_t gi)
+{
+    return x->opt->prior_df < x->var_df[gi] ? x->opt->prior_df : x->var_df[gi];
+}
+
 cct_gain_est cct_dview_estimate(const cct_dview *x, size_t gi, double *lr, size_t n)
 {
     if (gi >= x->n_grid || !x->var)
         return cct_gain_estimate(lr, n);
-    int d0 = x->opt->prior_df < x->var_df[gi] ? x->opt->prior_df : x->var_df[gi];
-    return cct_gain_estimate_pooled(lr, n, x->var[gi], d0);
+    return cct_gain_estimate_pooled(lr, n, x->var[gi], cct_dview_prior_df(x, gi));
 }
 
 /* The paired gain of c over r at bytes. */
